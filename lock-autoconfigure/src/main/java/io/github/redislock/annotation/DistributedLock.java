@@ -1,0 +1,67 @@
+package io.github.redislock.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the method while holding a distributed lock on Redis: acquire, renew (watchdog), run, release.
+ * <p>
+ * On a class, it applies to every public method. It also works as a meta-annotation: annotate your
+ * own annotation ({@code @OrderLock}) with it.
+ *
+ * <h2>Keys</h2>
+ * {@link #key()} is SpEL over the method's arguments, evaluated for each call:
+ * <ul>
+ * <li>{@code "#orderId"} or {@code "'order:' + #orderId"}: an argument by name (compile with {@code -parameters},
+ * as Spring Boot's build plugins do);</li>
+ * <li>{@code "#p0"}, {@code "#a0"}: an argument by position;</li>
+ * <li>{@code "#order.id"}, {@code "#order.customer().id()"}: properties and methods of an argument;</li>
+ * <li>{@code "#root.methodName"}, {@code "#root.className"} (simple name), {@code "#root.args[0]"},
+ * {@code "#root.targetClass"}: the call itself;</li>
+ * <li>{@code "@tenants.current()"}: a bean, only with {@code redis-lock.allow-bean-references=true}.</li>
+ * </ul>
+ * Type references ({@code T(...)}) and constructors ({@code new ...}) are refused. Several keys lock
+ * all or nothing, in sorted order, so two callers never deadlock. {@link #name()} is a static
+ * prefix joined to each key with {@code ':'}; with neither key nor name the lock is per method.
+ *
+ * Keys are checked at start-up (they must parse, with no type references, constructors or, unless
+ * allowed, bean references) and at each call (a key evaluating to {@code null} or blank throws
+ * {@link IllegalArgumentException} naming the method and the expression).
+ *
+ * <h2>Durations</h2>
+ * {@code "2s"}, {@code "500ms"}, {@code "1m"}, {@code "PT2S"}, or a placeholder {@code "${orders.lock-wait}"}.
+ *
+ * <h2>Transactions, fencing</h2>
+ * The advisor runs outside {@code @Transactional}, so the lock is released after the commit or
+ * rollback; when the method runs inside an already running transaction, the release waits for that
+ * transaction to complete. The method reads its fencing token with {@link LockContext#fencingToken()}
+ * or through a parameter annotated {@link FencingToken}.
+ */
+@Target({ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE})
+@Retention(RetentionPolicy.RUNTIME)
+@Inherited
+@Documented
+public @interface DistributedLock {
+
+    /** SpEL expression(s) giving the lock key; several lock all or nothing. */
+    String[] key() default {};
+
+    /** A static prefix joined before each key with {@code ':'}; the whole key when {@link #key()} is empty. */
+    String name() default "";
+
+    /** The kind of lock; only {@link LockType#EXCLUSIVE} is available in this version. */
+    LockType type() default LockType.EXCLUSIVE;
+
+    /** How long to wait for the lock: {@code "0s"} tries once; {@code ""} uses {@code redis-lock.wait-time}. */
+    String waitTime() default "";
+
+    /** A fixed lease that is never renewed; {@code ""} lets the watchdog renew the lock while the method runs. */
+    String leaseTime() default "";
+
+    /** What to do when the lock is not acquired within the wait time. */
+    OnFailure onFailure() default OnFailure.THROW;
+}

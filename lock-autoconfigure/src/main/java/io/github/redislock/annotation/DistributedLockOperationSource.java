@@ -1,0 +1,71 @@
+package io.github.redislock.annotation;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ReflectionUtils;
+import org.springframework.util.StringValueResolver;
+
+/**
+ * Finds the {@link DistributedLock} that applies to a method (on the method, on an interface method
+ * it implements, or on its class for public methods; directly or as a meta-annotation) and resolves
+ * it once.
+ */
+final class DistributedLockOperationSource {
+
+    private final StringValueResolver placeholders;
+    private final LockKeyExpressions expressions;
+    private final Map<MethodClassKey, Optional<DistributedLockOperation>> cache = new ConcurrentHashMap<>();
+
+    /** @param placeholders resolves {@code ${...}} in durations; {@code null} leaves them as they are */
+    DistributedLockOperationSource(StringValueResolver placeholders, LockKeyExpressions expressions) {
+        this.placeholders = placeholders;
+        this.expressions = expressions;
+    }
+
+    /** The operation for a call, or {@code null} when the method is not locked. */
+    DistributedLockOperation find(Method method, Class<?> targetClass) {
+        return cache.computeIfAbsent(new MethodClassKey(method, targetClass), key -> {
+            Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+            DistributedLock lock = annotation(specific, targetClass);
+            if (lock == null) {
+                return Optional.empty();
+            }
+            String where = "@DistributedLock on " + DistributedLockOperation.describe(specific, targetClass);
+            return Optional.of(DistributedLockOperation.resolve(specific, targetClass, lock,
+                    resolve(lock.waitTime(), "waitTime", where), resolve(lock.leaseTime(), "leaseTime", where), expressions));
+        }).orElse(null);
+    }
+
+    static DistributedLock annotation(Method method, Class<?> targetClass) {
+        DistributedLock onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+        if (onMethod != null) {
+            return onMethod;
+        }
+        if (!Modifier.isPublic(method.getModifiers()) || Modifier.isStatic(method.getModifiers())
+                || ReflectionUtils.isObjectMethod(method)) {
+            // a class-level lock does not cover toString(), equals() or hashCode(), even overridden
+            return null;
+        }
+        Class<?> owner = targetClass != null ? targetClass : method.getDeclaringClass();
+        return AnnotatedElementUtils.findMergedAnnotation(owner, DistributedLock.class);
+    }
+
+    private String resolve(String value, String attribute, String where) {
+        if (placeholders == null || value.isEmpty()) {
+            return value;
+        }
+        try {
+            return placeholders.resolveStringValue(value);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException(where + ": " + attribute + " = \"" + value + "\" cannot be resolved: "
+                    + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.github.redislock.autoconfigure;
+
+import java.time.Duration;
+
+import io.github.redislock.core.RedisLockConfig;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+
+/**
+ * Distributed lock settings under {@code redis-lock.*}. The defaults are written out (not taken from
+ * {@link RedisLockConfig}) so the IDE metadata shows them; a test keeps the two equal.
+ */
+@ConfigurationProperties("redis-lock")
+public class RedisLockProperties {
+
+    /** Whether to enable distributed locks (the template, the @DistributedLock advisor and its checks). */
+    private boolean enabled = true;
+
+    /** Prefix of every Redis key and channel the locks use. */
+    private String keyPrefix = "redis-lock";
+
+    /** How long to wait for a lock when neither the annotation nor the options name a wait time. */
+    private Duration waitTime = Duration.ofSeconds(10);
+
+    /** Lease of a lock without an explicit lease; the watchdog renews it every third of it while held. */
+    private Duration leaseTime = Duration.ofSeconds(30);
+
+    /** Order of the @DistributedLock advisor; keep it lower than the transaction advisor's so the lock outlives the transaction. */
+    private int advisorOrder = Ordered.HIGHEST_PRECEDENCE + 1000;
+
+    /** Whether to let key expressions reference beans with '@name'. */
+    private boolean allowBeanReferences = false;
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getKeyPrefix() {
+        return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+        this.keyPrefix = keyPrefix;
+    }
+
+    public Duration getWaitTime() {
+        return waitTime;
+    }
+
+    public void setWaitTime(Duration waitTime) {
+        this.waitTime = waitTime;
+    }
+
+    public Duration getLeaseTime() {
+        return leaseTime;
+    }
+
+    public void setLeaseTime(Duration leaseTime) {
+        this.leaseTime = leaseTime;
+    }
+
+    public int getAdvisorOrder() {
+        return advisorOrder;
+    }
+
+    public void setAdvisorOrder(int advisorOrder) {
+        this.advisorOrder = advisorOrder;
+    }
+
+    public boolean isAllowBeanReferences() {
+        return allowBeanReferences;
+    }
+
+    public void setAllowBeanReferences(boolean allowBeanReferences) {
+        this.allowBeanReferences = allowBeanReferences;
+    }
+
+    RedisLockConfig toConfig() {
+        return new RedisLockConfig(keyPrefix, waitTime, leaseTime);
+    }
+}

@@ -1,0 +1,96 @@
+package io.github.redislock.core;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The in-JVM side of one key: threads of this JVM queue on {@link #mutex}, so Redis sees one
+ * contender per JVM, and reentrant acquisitions never reach Redis. It also remembers the Redis
+ * holding of the thread that owns the mutex.
+ */
+final class LocalLock {
+
+    final String key;
+    final ReentrantLock mutex = new ReentrantLock(true);
+
+    /** Acquisitions from Redis so far; only the thread holding {@link #mutex} touches it. */
+    long acquisitions;
+
+    /** Threads holding or waiting for this key; guarded by the template's map, which drops it at zero. */
+    int users;
+
+    // The Redis holding: written by the holder thread, read by the watchdog.
+    volatile String owner;
+    volatile long token;
+    volatile long leaseNanos;
+    volatile long expiresAtNanos;
+    volatile String lostReason;
+    /** Whether the watchdog renews this holding (no explicit lease). */
+    volatile boolean renewing;
+
+    private long wakeups;
+
+    LocalLock(String key) {
+        this.key = key;
+    }
+
+    void held(String owner, long token, long leaseNanos, long requestStartNanos) {
+        this.owner = owner;
+        this.token = token;
+        this.leaseNanos = leaseNanos;
+        this.expiresAtNanos = requestStartNanos + leaseNanos;
+        this.lostReason = null;
+    }
+
+    /** Whether the Redis lock is still ours as far as this JVM can know: not lost, lease not run out. */
+    boolean isValid() {
+        return owner != null && lostReason == null && System.nanoTime() - expiresAtNanos < 0;
+    }
+
+    /** Why the holding is no longer valid, or {@code null} if it is. */
+    String invalidReason() {
+        String lost = lostReason;
+        if (lost != null) {
+            return lost;
+        }
+        if (System.nanoTime() - expiresAtNanos >= 0) {
+            return "its lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out before it was renewed or released";
+        }
+        return null;
+    }
+
+    synchronized long wakeups() {
+        return wakeups;
+    }
+
+    /** Called when a release of this key was published: wakes this JVM's contender. */
+    synchronized void wake() {
+        wakeups++;
+        notifyAll();
+    }
+
+    /**
+     * Waits until {@link #wake()} is called after {@code seen} was read, or for {@code millis}.
+     *
+     * @return whether the wait was interrupted (only when not {@code interruptible})
+     */
+    synchronized boolean awaitWake(long seen, long millis, boolean interruptible) throws InterruptedException {
+        boolean interrupted = false;
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (wakeups == seen) {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+                if (interruptible) {
+                    throw e;
+                }
+                interrupted = true;
+            }
+        }
+        return interrupted;
+    }
+}

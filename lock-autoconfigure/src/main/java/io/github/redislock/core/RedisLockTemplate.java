@@ -1,0 +1,528 @@
+package io.github.redislock.core;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Distributed, reentrant, owner-checked, leased locks on Redis.
+ * <p>
+ * Threads of one JVM queue for a key in memory, so Redis sees one contender per JVM and a nested
+ * acquisition by the holder costs no round trip. Locks without an explicit lease are renewed by one
+ * shared watchdog thread every third of the watchdog lease. Waiters sleep until a release is
+ * published to them, re-checking at the latest when the holder's lease would end.
+ * <p>
+ * A plain class: construct it with a {@link StringRedisTemplate}, and {@link #close()} it to stop
+ * the watchdog and the subscription (held locks are then left to expire with their lease).
+ */
+public final class RedisLockTemplate implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisLockTemplate.class);
+
+    /** How long a fencing counter outlives the acquisition that set it; see {@code acquire.lua}. */
+    static final long FENCE_GRACE_MILLIS = 1000;
+    /** Re-check interval while the release subscription is down (Redis restarting, say). */
+    private static final long UNSUBSCRIBED_RECHECK_MILLIS = 50;
+    /**
+     * The longest a waiter sleeps before re-checking, whatever the holder's TTL: bounds the cost of a
+     * wake-up lost to a waiter that died or left, and how long a dead waiter's registration lives.
+     */
+    private static final long MAX_SLEEP_MILLIS = 5000;
+    /** Waiting clients each release wakes: the longest-waiting, plus one in case that one is gone. */
+    private static final String CLIENTS_WOKEN_PER_RELEASE = "2";
+    /** Pause between attempts while Redis cannot be reached. */
+    private static final long ERROR_BACKOFF_MILLIS = 50;
+
+    private final StringRedisTemplate redis;
+    private final RedisLockConfig config;
+    private final RedisLockKeys keys;
+    private final String clientId;
+    private final ConcurrentHashMap<String, LocalLock> locks = new ConcurrentHashMap<>();
+    private final ScheduledThreadPoolExecutor watchdog;
+    private final WakeupSubscriber subscriber;
+    private final List<LockLostListener> lostListeners = new CopyOnWriteArrayList<>();
+
+    public RedisLockTemplate(StringRedisTemplate redis) {
+        this(redis, RedisLockConfig.defaults());
+    }
+
+    public RedisLockTemplate(StringRedisTemplate redis, RedisLockConfig config) {
+        this.redis = Objects.requireNonNull(redis, "redis");
+        this.config = Objects.requireNonNull(config, "config");
+        this.keys = new RedisLockKeys(config.keyPrefix());
+        byte[] id = new byte[16];
+        new SecureRandom().nextBytes(id);
+        this.clientId = HexFormat.of().formatHex(id);
+        this.watchdog = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "redis-lock-watchdog");
+            thread.setDaemon(true);
+            return thread;
+        });
+        long tick = config.watchdogLease().toNanos() / 3;
+        this.watchdog.scheduleWithFixedDelay(this::renewHeldLocks, tick, tick, TimeUnit.NANOSECONDS);
+        this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
+                keys.wakeChannelPrefix() + clientId, this::onReleasePublished, this::wakeAllWaiters);
+    }
+
+    // ---------------------------------------------------------------- public API
+
+    /**
+     * Acquires the lock, waiting up to the options' wait time.
+     *
+     * @throws LockNotAcquiredException if it is still held by another owner after the wait time, or
+     *         Redis could not be reached within it (the Redis exception is the cause)
+     * @throws IllegalArgumentException for a null, blank, over-long or control-character key
+     */
+    public LockHandle acquire(String key, LockOptions options) {
+        Duration wait = waitTime(options);
+        LocalLock lock = lockInternal(key, wait, options);
+        if (lock == null) {
+            throw new LockNotAcquiredException(key, wait);
+        }
+        return new Acquisition(lock);
+    }
+
+    /** Acquires with the default wait time and the watchdog. */
+    public LockHandle acquire(String key) {
+        return acquire(key, LockOptions.defaults());
+    }
+
+    /**
+     * Like {@link #acquire}, but returns empty instead of throwing when another owner still holds the
+     * lock after the wait time. Redis failures still throw {@link LockNotAcquiredException}.
+     */
+    public Optional<LockHandle> tryAcquire(String key, LockOptions options) {
+        LocalLock lock = lockInternal(key, waitTime(options), options);
+        return lock == null ? Optional.empty() : Optional.of(new Acquisition(lock));
+    }
+
+    /**
+     * Acquires the lock, runs {@code action}, and releases the lock, also when the action throws.
+     * If the lock was lost while the action ran, the release throws {@link LockLostException} (added as
+     * suppressed when the action threw too).
+     */
+    public <T, E extends Throwable> T execute(String key, LockOptions options, LockCallback<T, E> action) throws E {
+        LockHandle handle = acquire(key, options);
+        T result;
+        try {
+            result = action.doInLock(handle);
+        } catch (Throwable failure) {
+            try {
+                handle.release();
+            } catch (RuntimeException releaseFailure) {
+                failure.addSuppressed(releaseFailure);
+            }
+            throw failure;
+        }
+        handle.release();
+        return result;
+    }
+
+    /**
+     * A {@link Lock} view of the key: reentrant, watchdog-leased. {@code lock()} waits without bound
+     * and keeps waiting when interrupted; {@code newCondition()} is not supported.
+     */
+    public Lock lock(String key) {
+        return new RedisReentrantLock(this, RedisLockKeys.validate(key));
+    }
+
+    /** Registers a listener told when a held lock is found lost. */
+    public void addLockLostListener(LockLostListener listener) {
+        lostListeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    public RedisLockConfig config() {
+        return config;
+    }
+
+    /** This client's random id (128 bits, hex); the Redis owner of a lock is this id plus the thread. */
+    public String clientId() {
+        return clientId;
+    }
+
+    /** Keys of this JVM with a holder or waiter (for diagnostics and tests). */
+    public int localLockCount() {
+        return locks.size();
+    }
+
+    /** Locks the watchdog is renewing (for diagnostics and tests). */
+    public int scheduledRenewalCount() {
+        return (int) locks.values().stream().filter(lock -> lock.renewing).count();
+    }
+
+    /** Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease. */
+    @Override
+    public void close() {
+        watchdog.shutdownNow();
+        subscriber.close();
+    }
+
+    // ---------------------------------------------------------------- acquisition
+
+    private Duration waitTime(LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        return options.waitTime() != null ? options.waitTime() : config.defaultWaitTime();
+    }
+
+    /**
+     * The template API's acquisition: an interrupt while waiting ends the wait with
+     * {@link LockNotAcquiredException} and leaves the thread's interrupt flag set.
+     *
+     * @return the local lock, now held by the current thread; {@code null} if another owner kept it
+     */
+    private LocalLock lockInternal(String key, Duration wait, LockOptions options) {
+        try {
+            return lock(RedisLockKeys.validate(key), wait, options.leaseTime(), true);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockNotAcquiredException(key, wait, e);
+        }
+    }
+
+    /**
+     * The acquisition algorithm shared by every entry point.
+     *
+     * @param wait how long to wait; {@link LockOptions#WAIT_FOREVER} for no bound
+     * @param lease the fixed lease, or {@code null} for the watchdog
+     * @param interruptible whether an interrupt ends the wait with {@link InterruptedException}; if not
+     *        (the JUC {@code lock()}), waiting goes on and the interrupt flag is restored afterwards
+     * @return the local lock, held by the current thread; {@code null} on timeout
+     */
+    LocalLock lock(String key, Duration wait, Duration lease, boolean interruptible) throws InterruptedException {
+        long start = System.nanoTime();
+        long waitNanos = wait.compareTo(LockOptions.WAIT_FOREVER) >= 0 ? Long.MAX_VALUE : wait.toNanos();
+        long deadline = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + waitNanos;
+        LocalLock lock = retain(key);
+        boolean acquired = false;
+        boolean interrupted = false;
+        try {
+            if (lock.mutex.isHeldByCurrentThread()) {
+                String invalid = lock.invalidReason();
+                if (invalid != null) {
+                    throw new LockLostException(key, lock.token, invalid);
+                }
+                lock.mutex.lock();
+                acquired = true;
+                return lock;
+            }
+            if (waitNanos == 0) {
+                if (!lock.mutex.tryLock()) {
+                    return null;
+                }
+            } else if (!interruptible && waitNanos == Long.MAX_VALUE) {
+                lock.mutex.lock();
+            } else if (!interruptible) {
+                throw new IllegalArgumentException("a bounded wait is always interruptible");
+            } else if (!lock.mutex.tryLock(remaining(deadline), TimeUnit.NANOSECONDS)) {
+                return null;
+            }
+            try {
+                interrupted |= acquireInRedis(lock, start, deadline, lease, interruptible);
+                acquired = lock.owner != null;
+            } finally {
+                if (!acquired) {
+                    lock.mutex.unlock();
+                }
+            }
+            return acquired ? lock : null;
+        } finally {
+            if (!acquired) {
+                unretain(lock);
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The current thread holds the local mutex; takes the Redis lock. Returns whether an interrupt was swallowed. */
+    private boolean acquireInRedis(LocalLock lock, long start, long deadline, Duration lease, boolean interruptible)
+            throws InterruptedException {
+        // client + thread, plus which acquisition of this key: a late clean-up of an earlier attempt
+        // can never release a later one
+        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + (++lock.acquisitions);
+        long leaseMillis = lease != null ? lease.toMillis() : config.watchdogLease().toMillis();
+        List<String> scriptKeys = scriptKeys(lock.key);
+        String leaseArg = Long.toString(leaseMillis);
+        String graceArg = Long.toString(FENCE_GRACE_MILLIS);
+        boolean interrupted = false;
+        boolean registered = false;
+        DataAccessException lastError = null;
+        while (true) {
+            long seen = lock.wakeups();
+            long left = remaining(deadline);
+            long requestStart = System.nanoTime();
+            Long reply;
+            try {
+                String sleepArg = Long.toString(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS));
+                reply = redis.execute(LockScripts.ACQUIRE, scriptKeys, owner, leaseArg, clientId, sleepArg, graceArg,
+                        registered ? "1" : "0");
+                registered |= left > 0;
+            } catch (DataAccessException e) {
+                lastError = e;
+                reply = null;
+            }
+            if (reply != null && reply > 0) {
+                lock.held(owner, reply, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart);
+                lock.renewing = lease == null;
+                return interrupted;
+            }
+            left = remaining(deadline);
+            if (left <= 0) {
+                giveUp(lock, owner, registered, lastError);
+                if (lastError != null) {
+                    throw new LockNotAcquiredException(lock.key, Duration.ofNanos(System.nanoTime() - start), lastError);
+                }
+                return interrupted;
+            }
+            long sleepMillis;
+            if (reply == null) {
+                sleepMillis = ERROR_BACKOFF_MILLIS;
+            } else {
+                lastError = null;
+                sleepMillis = Math.min(-reply, subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
+            }
+            sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+            try {
+                interrupted |= lock.awaitWake(seen, sleepMillis, interruptible);
+            } catch (InterruptedException e) {
+                giveUp(lock, owner, registered, lastError);
+                throw e;
+            }
+        }
+    }
+
+    /** Leaves nothing behind after a failed wait: the waiter entry, and a lock whose grant reply was lost. */
+    private void giveUp(LocalLock lock, String owner, boolean registered, DataAccessException lastError) {
+        try {
+            if (lastError != null) {
+                // the failed request may still have taken the lock; undo it off the caller's thread,
+                // so the caller's failure is not delayed by another client timeout
+                watchdog.execute(() -> {
+                    try {
+                        releaseInRedis(lock.key, owner);
+                    } catch (RuntimeException e) {
+                        log.debug("Could not undo a possibly taken lock '{}'; its lease will end it", lock.key, e);
+                    }
+                });
+            } else if (registered) {
+                redis.execute(LockScripts.LEAVE, List.of(keys.waiters(lock.key), keys.waiterExpiries(lock.key)), clientId);
+            }
+        } catch (DataAccessException e) {
+            log.debug("Could not clean up after giving up on lock '{}'; Redis TTLs will", lock.key, e);
+        }
+    }
+
+    private static long remaining(long deadline) {
+        return deadline == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, deadline - System.nanoTime());
+    }
+
+    private LocalLock retain(String key) {
+        return locks.compute(key, (k, lock) -> {
+            LocalLock l = lock != null ? lock : new LocalLock(k);
+            l.users++;
+            return l;
+        });
+    }
+
+    private void unretain(LocalLock lock) {
+        locks.computeIfPresent(lock.key, (k, current) -> current != lock || --current.users > 0 ? current : null);
+    }
+
+    private void onReleasePublished(String key) {
+        LocalLock lock = locks.get(key);
+        if (lock != null) {
+            lock.wake();
+        }
+    }
+
+    private void wakeAllWaiters() {
+        locks.values().forEach(LocalLock::wake);
+    }
+
+    // ---------------------------------------------------------------- watchdog
+
+    /**
+     * One periodic tick renews every held watchdog lock that was not renewed in the last sixth of the
+     * lease, so each is renewed at the latest half a lease after the previous renewal. Registering a
+     * lock is a set insertion: no task per lock, no wake-up of the watchdog thread on the hot path.
+     */
+    private void renewHeldLocks() {
+        long now = System.nanoTime();
+        for (LocalLock lock : locks.values()) {
+            long lastRenewal = lock.expiresAtNanos - lock.leaseNanos;
+            if (lock.renewing && now - lastRenewal >= lock.leaseNanos / 6) {
+                renew(lock);
+            }
+        }
+    }
+
+    private void renew(LocalLock lock) {
+        String owner = lock.owner;
+        if (owner == null || lock.lostReason != null) {
+            return;
+        }
+        String invalid = lock.invalidReason();
+        if (invalid != null) {
+            markLost(lock, invalid);
+            return;
+        }
+        long requestStart = System.nanoTime();
+        try {
+            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner,
+                    Long.toString(TimeUnit.NANOSECONDS.toMillis(lock.leaseNanos)));
+            if (owner != lock.owner) {
+                return; // released meanwhile
+            }
+            if (renewed != null && renewed == 1) {
+                lock.expiresAtNanos = requestStart + lock.leaseNanos;
+            } else {
+                markLost(lock, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
+            }
+        } catch (RuntimeException e) {
+            String stillInvalid = lock.invalidReason();
+            if (stillInvalid != null && owner == lock.owner) {
+                markLost(lock, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
+            } else {
+                log.warn("Could not renew lock '{}' (will retry before its lease ends): {}", lock.key, e.toString());
+            }
+        }
+    }
+
+    private void markLost(LocalLock lock, String reason) {
+        lock.lostReason = reason;
+        lock.renewing = false;
+        LockHandle view = new LostView(lock.key, lock.token);
+        log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, lock.token, reason);
+        for (LockLostListener listener : lostListeners) {
+            try {
+                listener.lockLost(view, reason);
+            } catch (RuntimeException e) {
+                log.warn("LockLostListener {} failed", listener, e);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- release
+
+    /** Releases one hold of the current thread on {@code lock}. */
+    void release(LocalLock lock) {
+        if (!lock.mutex.isHeldByCurrentThread()) {
+            throw new IllegalMonitorStateException("Lock '" + lock.key + "' is not held by thread '"
+                    + Thread.currentThread().getName() + "'; only the thread that acquired it may release it");
+        }
+        if (lock.mutex.getHoldCount() > 1) {
+            lock.mutex.unlock();
+            unretain(lock);
+            return;
+        }
+        String owner = lock.owner;
+        long token = lock.token;
+        String invalid = lock.invalidReason();
+        lock.renewing = false;
+        lock.owner = null;
+        boolean released = true;
+        try {
+            released = releaseInRedis(lock.key, owner);
+        } catch (DataAccessException e) {
+            log.warn("Could not release lock '{}' in Redis; it frees itself when its lease ends: {}", lock.key, e.toString());
+        } finally {
+            lock.mutex.unlock();
+            unretain(lock);
+        }
+        if (invalid != null) {
+            throw new LockLostException(lock.key, token, invalid);
+        }
+        if (!released) {
+            throw new LockLostException(lock.key, token, "Redis no longer had it as this owner's at release");
+        }
+    }
+
+    private boolean releaseInRedis(String key, String owner) {
+        Long reply = redis.execute(LockScripts.RELEASE, scriptKeys(key), owner, keys.wakeChannelPrefix(), key,
+                CLIENTS_WOKEN_PER_RELEASE);
+        return reply != null && reply == 1;
+    }
+
+    private List<String> scriptKeys(String key) {
+        return List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
+    }
+
+    LocalLock localLock(String key) {
+        return locks.get(key);
+    }
+
+    /** One acquisition, handed to the caller. */
+    private final class Acquisition implements LockHandle {
+
+        private final LocalLock lock;
+        private final Thread thread = Thread.currentThread();
+        private final long token;
+        private boolean released;
+
+        Acquisition(LocalLock lock) {
+            this.lock = lock;
+            this.token = lock.token;
+        }
+
+        @Override
+        public String key() {
+            return lock.key;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public boolean isHeld() {
+            return !released && lock.token == token && lock.isValid();
+        }
+
+        @Override
+        public void release() {
+            if (Thread.currentThread() != thread) {
+                throw new IllegalMonitorStateException("Lock '" + lock.key + "' was acquired by thread '" + thread.getName()
+                        + "'; only that thread may release it (current: '" + Thread.currentThread().getName() + "')");
+            }
+            if (released) {
+                throw new IllegalMonitorStateException("Lock '" + lock.key + "' was already released by this handle");
+            }
+            released = true;
+            RedisLockTemplate.this.release(lock);
+        }
+
+        @Override
+        public String toString() {
+            return "LockHandle[" + lock.key + ", token " + token + (isHeld() ? ", held]" : ", not held]");
+        }
+    }
+
+    /** What a {@link LockLostListener} sees of a lost lock. */
+    private record LostView(String key, long fencingToken) implements LockHandle {
+
+        @Override
+        public boolean isHeld() {
+            return false;
+        }
+
+        @Override
+        public void release() {
+            throw new IllegalMonitorStateException("release the lost lock '" + key + "' through the handle that acquired it");
+        }
+    }
+}

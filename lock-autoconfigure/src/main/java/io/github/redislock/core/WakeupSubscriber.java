@@ -1,0 +1,103 @@
+package io.github.redislock.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
+import org.springframework.core.task.SyncTaskExecutor;
+import org.springframework.data.redis.connection.Message;
+import org.springframework.data.redis.connection.MessageListener;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.SubscriptionListener;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import org.springframework.util.backoff.FixedBackOff;
+
+/**
+ * This client's one subscription: the channel on which releases are announced to it. Releases
+ * publish only to clients registered as waiting for that lock, so an idle client receives nothing.
+ * Started on the first wait; if it is not listening, waiters fall back to short re-checks.
+ */
+final class WakeupSubscriber implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(WakeupSubscriber.class);
+
+    private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    private volatile boolean started;
+
+    /**
+     * @param onRelease told the lock name of each release published to this client
+     * @param onResubscribed told when the subscription is back after a connection loss: releases (and
+     *        waiter registrations, if Redis restarted) may have been lost meanwhile
+     */
+    WakeupSubscriber(RedisConnectionFactory connectionFactory, String channel, Consumer<String> onRelease,
+            Runnable onResubscribed) {
+        SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("redis-lock-wakeup-");
+        executor.setDaemon(true);
+        container.setConnectionFactory(connectionFactory);
+        // the listener only wakes a thread: run it on the subscription thread, not on a new thread per message
+        container.setTaskExecutor(new SyncTaskExecutor());
+        container.setSubscriptionExecutor(executor);
+        container.setRecoveryBackoff(new FixedBackOff(500, FixedBackOff.UNLIMITED_ATTEMPTS));
+        container.addMessageListener(new Listener(onRelease, onResubscribed), new ChannelTopic(channel));
+        container.afterPropertiesSet();
+    }
+
+    /** Whether release messages reach this client now. Subscribes on the first call. */
+    boolean isListening() {
+        if (!started) {
+            start();
+        }
+        return container.isListening();
+    }
+
+    private synchronized void start() {
+        if (started) {
+            return;
+        }
+        started = true;
+        try {
+            container.start(); // returns once the channel is subscribed
+        } catch (RuntimeException e) {
+            log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers", e.toString());
+        }
+    }
+
+    private static final class Listener implements MessageListener, SubscriptionListener {
+
+        private final Consumer<String> onRelease;
+        private final Runnable onResubscribed;
+        private boolean subscribedBefore;
+
+        Listener(Consumer<String> onRelease, Runnable onResubscribed) {
+            this.onRelease = onRelease;
+            this.onResubscribed = onResubscribed;
+        }
+
+        @Override
+        public void onMessage(Message message, byte[] pattern) {
+            onRelease.accept(new String(message.getBody(), StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public synchronized void onChannelSubscribed(byte[] channel, long count) {
+            if (subscribedBefore) {
+                log.info("Lock release subscription recovered; waiting threads re-check their locks");
+                onResubscribed.run();
+            }
+            subscribedBefore = true;
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            container.stop();
+            container.destroy();
+        } catch (Exception e) {
+            log.debug("closing the release subscription failed", e);
+        }
+    }
+}

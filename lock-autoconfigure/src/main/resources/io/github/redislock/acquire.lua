@@ -1,0 +1,62 @@
+-- Acquires an exclusive lock, or registers the caller as a waiter.
+-- KEYS[1] the lock (string: owner id), KEYS[2] the fencing counter,
+-- KEYS[3] waiting clients by arrival (zset, score = first registration ms),
+-- KEYS[4] waiting clients by expiry (zset, score = ms after which the entry is stale)
+-- ARGV[1] owner id (client id + thread + acquisition), ARGV[2] lease in ms, ARGV[3] client id,
+-- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
+-- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success)
+-- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0).
+local lease = tonumber(ARGV[2])
+
+local function token_from_clock()
+  -- Tokens follow the server clock in microseconds, so a restart that loses the counter cannot reset them.
+  -- The counter lives for the fence grace (a second) after each acquisition: it only guards the next
+  -- acquisition against landing in the same microsecond or behind a small clock step back.
+  local now = redis.call('TIME')
+  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if token <= last then
+    token = last + 1
+  end
+  redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[5])
+  return token
+end
+
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
+  if ARGV[6] == '1' then
+    redis.call('ZREM', KEYS[3], ARGV[3])
+    redis.call('ZREM', KEYS[4], ARGV[3])
+  end
+  return token_from_clock()
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  -- our own earlier attempt succeeded but its reply was lost: keep it
+  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('ZREM', KEYS[3], ARGV[3])
+  redis.call('ZREM', KEYS[4], ARGV[3])
+  local last = redis.call('GET', KEYS[2])
+  if last then
+    return tonumber(last)
+  end
+  return token_from_clock()
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 1 then
+  ttl = 1
+end
+local sleep = tonumber(ARGV[4])
+if sleep > 0 then
+  -- the entry lives until the caller's next re-check, plus a second of slack; its arrival time is kept,
+  -- so releases wake the longest-waiting clients first
+  local now = redis.call('TIME')
+  local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  local entryTtl = math.min(sleep, ttl) + 1000
+  redis.call('ZADD', KEYS[3], 'NX', nowMs, ARGV[3])
+  redis.call('ZADD', KEYS[4], nowMs + entryTtl, ARGV[3])
+  for i = 3, 4 do
+    if redis.call('PTTL', KEYS[i]) < entryTtl then
+      redis.call('PEXPIRE', KEYS[i], entryTtl)
+    end
+  end
+end
+return -ttl

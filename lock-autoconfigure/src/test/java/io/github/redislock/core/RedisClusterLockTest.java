@@ -1,0 +1,128 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.RedisClusterProcesses;
+import io.github.redislock.test.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The same engine on a three-master Redis Cluster: keys of one lock share a slot, locks spread over slots. */
+class RedisClusterLockTest {
+
+    static RedisClusterProcesses cluster;
+    static List<JedisConnectionFactory> factories = new ArrayList<>();
+    static RedisLockTemplate first;
+    static RedisLockTemplate second;
+    static StringRedisTemplate redis;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisClusterProcesses.start(3);
+        first = new RedisLockTemplate(template());
+        second = new RedisLockTemplate(template());
+        redis = template();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        first.close();
+        second.close();
+        factories.forEach(JedisConnectionFactory::destroy);
+        cluster.close();
+    }
+
+    static StringRedisTemplate template() {
+        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()));
+        factory.afterPropertiesSet();
+        factory.start();
+        factories.add(factory);
+        return new StringRedisTemplate(factory);
+    }
+
+    @Test
+    void locksOnKeysInEverySlotRangeExcludeEachOtherAndHandOver() throws Exception {
+        Set<String> mastersUsed = new HashSet<>();
+        for (int i = 0; i < 30; i++) {
+            String key = "order:" + i;
+            try (LockHandle held = first.acquire(key, LockOptions.tryOnce())) {
+                assertThat(second.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+                mastersUsed.add(masterOf("redis-lock:{" + key + "}"));
+            }
+            try (LockHandle next = second.acquire(key, LockOptions.tryOnce())) {
+                assertThat(next.isHeld()).isTrue();
+            }
+        }
+        assertThat(mastersUsed).hasSize(3);
+    }
+
+    @Test
+    void aWaiterIsWokenByAReleaseOnAnotherMaster() throws Exception {
+        LockHandle held = first.acquire("hand-over", LockOptions.tryOnce());
+        long[] acquiredAt = new long[1];
+        Thread waiter = new Thread(() -> {
+            try (LockHandle h = second.acquire("hand-over", LockOptions.waitFor(Duration.ofSeconds(20)))) {
+                acquiredAt[0] = System.nanoTime();
+            }
+        });
+        waiter.start();
+        Thread.sleep(300);
+        long releasedAt = System.nanoTime();
+        held.release();
+        waiter.join(20_000);
+        long handOffMs = TimeUnit.NANOSECONDS.toMillis(acquiredAt[0] - releasedAt);
+        System.out.println("cluster hand-off: " + handOffMs + " ms");
+        assertThat(acquiredAt[0]).isPositive();
+        assertThat(handOffMs).as("woken by the release, not by the 30 s TTL").isLessThan(1000);
+    }
+
+    @Test
+    void sixteenThreadsOverTwoClientsNeverLoseAnUpdate() throws Exception {
+        redis.opsForValue().set("{counter}", "0");
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 16; t++) {
+            RedisLockTemplate template = t % 2 == 0 ? first : second;
+            futures.add(pool.submit(() -> {
+                for (int i = 0; i < 10; i++) {
+                    template.execute("counter", LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
+                        long value = Long.parseLong(redis.opsForValue().get("{counter}"));
+                        Thread.sleep(1);
+                        redis.opsForValue().set("{counter}", Long.toString(value + 1));
+                        return null;
+                    });
+                }
+                return null;
+            }));
+        }
+        for (Future<?> future : futures) {
+            future.get(2, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+        assertThat(redis.opsForValue().get("{counter}")).isEqualTo("160");
+    }
+
+    private static String masterOf(String key) {
+        String slot = cluster.masters().get(0).command("CLUSTER", "KEYSLOT", key);
+        for (RedisServerProcess master : cluster.masters()) {
+            if (!master.command("CLUSTER", "COUNTKEYSINSLOT", slot).equals("0")) {
+                return master.host() + ":" + master.port();
+            }
+        }
+        throw new AssertionError("no master holds " + key);
+    }
+}

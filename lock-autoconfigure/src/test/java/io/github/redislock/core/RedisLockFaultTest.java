@@ -1,0 +1,200 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.RedisServerProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** Crashes, restarts and outages, each on its own redis-server. */
+class RedisLockFaultTest {
+
+    private static final String KEY = "orders:42";
+    private static final String LOCK_KEY = "redis-lock:{orders:42}";
+
+    RedisServerProcess server;
+    RedisClients clients;
+
+    @BeforeEach
+    void startRedis() {
+        server = RedisServerProcess.start();
+        clients = new RedisClients(server);
+    }
+
+    @AfterEach
+    void stopRedis() {
+        clients.close();
+        server.close();
+    }
+
+    @Test
+    void aCrashedHolderFreesTheLockWhenItsLeaseEnds() {
+        RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900));
+        RedisLockTemplate crashing = new RedisLockTemplate(clients.redisTemplate(), config);
+        RedisLockTemplate survivor = clients.lockTemplate(config);
+        crashing.acquire(KEY, LockOptions.tryOnce());
+        long crashedAt = System.nanoTime();
+        crashing.close(); // the watchdog stops; nothing is released
+
+        try (LockHandle handle = survivor.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)))) {
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - crashedAt);
+            System.out.println("lock freed " + waitedMs + " ms after the holder crashed (lease 900 ms)");
+            assertThat(waitedMs).isBetween(400L, 2500L);
+            assertThat(handle.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void aLockLostThroughARedisRestartIsDetectedAndReported() throws Exception {
+        RedisLockTemplate template = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900)));
+        List<String> lost = new CopyOnWriteArrayList<>();
+        template.addLockLostListener((lock, reason) -> lost.add(lock.key() + ": " + reason));
+        LockHandle handle = template.acquire(KEY, LockOptions.tryOnce());
+
+        server.restart(); // keeps nothing on disk: the lock is gone
+
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (lost.isEmpty() && System.nanoTime() < end) {
+            Thread.sleep(20);
+        }
+        assertThat(lost).singleElement().asString().startsWith(KEY + ": ");
+        assertThat(handle.isHeld()).isFalse();
+        assertThat(template.scheduledRenewalCount()).isZero();
+        assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class)
+                .hasMessageContaining(KEY).hasMessageContaining("may have been changed by another holder");
+        assertThat(template.localLockCount()).isZero();
+    }
+
+    @Test
+    void aReleaseAfterTheLockWasTakenOverDeletesNobodyElsesLock() {
+        RedisLockTemplate slow = clients.lockTemplate();
+        RedisLockTemplate next = clients.lockTemplate();
+        StringRedisTemplate redis = clients.redisTemplate();
+        LockHandle stale = slow.acquire(KEY, LockOptions.tryOnce().withLease(Duration.ofMillis(200)));
+        try (LockHandle current = next.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(3)))) {
+            String currentOwner = redis.opsForValue().get(LOCK_KEY);
+            assertThatThrownBy(stale::release).isInstanceOf(LockLostException.class);
+            assertThat(redis.opsForValue().get(LOCK_KEY)).isEqualTo(currentOwner);
+            assertThat(current.isHeld()).isTrue();
+            assertThat(current.fencingToken()).isGreaterThan(stale.fencingToken());
+        }
+    }
+
+    @Test
+    void fencingTokensKeepIncreasingAcrossARestartThatLosesTheData() {
+        RedisLockTemplate template = clients.lockTemplate();
+        long before;
+        try (LockHandle handle = template.acquire(KEY, LockOptions.tryOnce())) {
+            before = handle.fencingToken();
+        }
+        server.restart();
+        assertThat(server.command("DBSIZE")).isEqualTo("0");
+        LockHandle after = acquireRetrying(template);
+        try (after) {
+            assertThat(after.fencingToken()).isGreaterThan(before);
+        }
+    }
+
+    @Test
+    void redisDownFailsWithinTheWaitTimeAndLeavesNoHalfHeldLock() {
+        RedisLockTemplate template = clients.lockTemplate();
+        template.acquire("warm-up", LockOptions.tryOnce()).release();
+        server.kill();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> template.acquire(KEY, LockOptions.waitFor(Duration.ofMillis(500))))
+                .isInstanceOf(LockNotAcquiredException.class)
+                .hasMessageContaining(KEY)
+                .hasCauseInstanceOf(org.springframework.dao.DataAccessException.class);
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        // wait time 500 ms + one client timeout (connect 500 ms, read 1 s) + slack
+        assertThat(tookMs).isLessThan(500 + 1500 + 1000);
+        assertThat(template.localLockCount()).isZero();
+        server.restart();
+        assertThat(server.command("EXISTS", LOCK_KEY)).isEqualTo("0");
+        try (LockHandle handle = acquireRetrying(template)) {
+            assertThat(handle.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void aFrozenRedisFailsWithinTheWaitTimePlusTheClientTimeoutAndLeavesNoLockBehind() throws Exception {
+        RedisLockTemplate template = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(2)));
+        template.acquire("warm-up", LockOptions.tryOnce()).release();
+        server.pause(); // SIGSTOP: connections stay open, nothing is answered
+        try {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> template.acquire(KEY, LockOptions.waitFor(Duration.ofMillis(300))))
+                    .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining(KEY);
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            System.out.println("frozen Redis: acquire failed after " + tookMs + " ms (wait 300 ms, read timeout 1 s)");
+            // Jedis's pool replaces the timed-out connection synchronously, which can cost a second timeout
+            assertThat(tookMs).isLessThan(300 + 2 * 1000 + 700);
+        } finally {
+            server.resume();
+        }
+        // the request Redis had queued may run after the resume; the clean-up or the 2 s lease undoes it
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+        while (!"0".equals(server.command("EXISTS", LOCK_KEY)) && System.nanoTime() < end) {
+            Thread.sleep(50);
+        }
+        assertThat(server.command("EXISTS", LOCK_KEY)).isEqualTo("0");
+        assertThat(template.localLockCount()).isZero();
+    }
+
+    @Test
+    void aWaiterWhoseRegistrationARestartLostRetriesAsSoonAsItsSubscriptionRecovers() throws Exception {
+        RedisLockTemplate holder = clients.lockTemplate(); // watchdog lease 30 s
+        RedisLockTemplate waiter = clients.lockTemplate();
+        holder.acquire(KEY, LockOptions.tryOnce());
+        long[] acquiredAfterRestartMs = {-1};
+        Thread waiting = new Thread(() -> {
+            try (LockHandle handle = waiter.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(20)))) {
+                acquiredAfterRestartMs[0] = System.nanoTime();
+            }
+        });
+        waiting.start();
+        Thread.sleep(300); // the waiter sleeps on the holder's 30 s TTL
+        long restartedAt = System.nanoTime();
+        server.restart(); // the lock and the waiter's registration are gone
+        waiting.join(20_000);
+        long recoveredMs = TimeUnit.NANOSECONDS.toMillis(acquiredAfterRestartMs[0] - restartedAt);
+        System.out.println("waiter held the lock " + recoveredMs + " ms after the Redis restart began");
+        assertThat(acquiredAfterRestartMs[0]).isPositive();
+        assertThat(recoveredMs).isLessThan(5000);
+    }
+
+    @Test
+    void aWaiterStillGetsTheLockWhenTheReleaseMessageIsLost() {
+        RedisLockTemplate holder = clients.lockTemplate();
+        RedisLockTemplate waiter = clients.lockTemplate();
+        holder.acquire(KEY, LockOptions.tryOnce().withLease(Duration.ofMillis(700)));
+        // the holder's lock simply expires: no release, no message; the waiter re-checks at the TTL
+        long start = System.nanoTime();
+        try (LockHandle handle = waiter.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)))) {
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(waitedMs).isBetween(500L, 1500L);
+            assertThat(handle.isHeld()).isTrue();
+        }
+    }
+
+    private static LockHandle acquireRetrying(RedisLockTemplate template) {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                return template.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(1)));
+            } catch (LockNotAcquiredException e) {
+                if (System.nanoTime() > end) {
+                    throw e;
+                }
+            }
+        }
+    }
+}

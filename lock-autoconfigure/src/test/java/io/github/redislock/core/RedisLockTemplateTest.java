@@ -1,0 +1,503 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+
+import io.github.redislock.test.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** Lock behaviour against a real redis-server: exclusion, reentrancy, ownership, leases, waiting, tokens. */
+class RedisLockTemplateTest {
+
+    private static final Duration TWO_SECONDS = Duration.ofSeconds(2);
+
+    static RedisServerProcess server;
+    static RedisClients clients;
+    static RedisLockTemplate first;
+    static RedisLockTemplate second;
+    static StringRedisTemplate redis;
+
+    String key;
+
+    @BeforeAll
+    static void startRedis() {
+        server = RedisServerProcess.start();
+        clients = new RedisClients(server);
+        first = clients.lockTemplate();
+        second = clients.lockTemplate();
+        redis = clients.redisTemplate();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        clients.close();
+        server.close();
+    }
+
+    @BeforeEach
+    void uniqueKey(TestInfo test) {
+        key = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @Test
+    void sixteenThreadsOverThreeClientsNeverLoseAnUpdateOfANonAtomicCounter() throws Exception {
+        RedisLockTemplate third = clients.lockTemplate();
+        List<RedisLockTemplate> templates = List.of(first, second, third);
+        String counter = "counter:" + key;
+        redis.opsForValue().set(counter, "0");
+        int threads = 16;
+        int rounds = 25;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            RedisLockTemplate template = templates.get(t % templates.size());
+            futures.add(pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    template.execute(key, LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
+                        long value = Long.parseLong(redis.opsForValue().get(counter));
+                        Thread.sleep(1); // widen the window a second holder would need
+                        redis.opsForValue().set(counter, Long.toString(value + 1));
+                        return null;
+                    });
+                }
+                return null;
+            }));
+        }
+        for (Future<?> future : futures) {
+            future.get(2, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+        assertThat(redis.opsForValue().get(counter)).isEqualTo(Integer.toString(threads * rounds));
+        assertThat(first.localLockCount()).isZero();
+    }
+
+    @Test
+    void threadsOfOneJvmQueueInMemorySoRedisSeesTwoCommandsPerCycle() throws Exception {
+        long before = evalshaCalls();
+        int threads = 8;
+        int rounds = 50;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            futures.add(pool.submit(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    first.acquire(key, LockOptions.waitFor(Duration.ofSeconds(30))).release();
+                }
+                return null;
+            }));
+        }
+        for (Future<?> future : futures) {
+            future.get(1, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+        // one acquire and one release script per cycle: no failed attempts, no waiting in Redis
+        assertThat(evalshaCalls() - before).isEqualTo(2L * threads * rounds);
+    }
+
+    @Test
+    void contendingClientsAllMakeProgressOnAHotKey() throws Exception {
+        RedisLockTemplate third = clients.lockTemplate();
+        List<RedisLockTemplate> templates = List.of(first, second, third);
+        long[] acquisitions = new long[templates.size()];
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < templates.size(); c++) {
+            for (int t = 0; t < 3; t++) {
+                int client = c;
+                Thread thread = new Thread(() -> {
+                    while (System.nanoTime() < end) {
+                        try (LockHandle lock = templates.get(client).acquire(key, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+                            acquisitions[client]++; // guarded by the lock itself
+                        }
+                    }
+                });
+                threads.add(thread);
+                thread.start();
+            }
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        long total = java.util.Arrays.stream(acquisitions).sum();
+        System.out.println("hot key, 3 clients x 3 threads, 2 s: " + java.util.Arrays.toString(acquisitions));
+        for (long count : acquisitions) {
+            assertThat(count).as("each client's share of " + total).isGreaterThan(total / 30);
+        }
+    }
+
+    @Test
+    void aNestedAcquireByTheHolderCostsNoRedisCommandAndKeepsTheToken() {
+        long before = evalshaCalls();
+        try (LockHandle outer = first.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
+            long afterOuter = evalshaCalls();
+            try (LockHandle inner = first.acquire(key, LockOptions.waitFor(TWO_SECONDS));
+                 LockHandle innermost = first.acquire(key, LockOptions.tryOnce())) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+                assertThat(innermost.fencingToken()).isEqualTo(outer.fencingToken());
+            }
+            assertThat(evalshaCalls()).isEqualTo(afterOuter);
+            assertThat(afterOuter - before).isEqualTo(1);
+            assertThat(redis.hasKey(lockKey())).as("still held after the inner releases").isTrue();
+            assertThat(outer.isHeld()).isTrue();
+            assertThat(second.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+        }
+        assertThat(redis.hasKey(lockKey())).isFalse();
+    }
+
+    @Test
+    void aReleaseByAnotherThreadIsRefusedAndLeavesRedisUntouched() throws Exception {
+        try (LockHandle handle = first.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
+            String ownerInRedis = redis.opsForValue().get(lockKey());
+            AtomicReference<Throwable> refused = new AtomicReference<>();
+            Thread other = new Thread(() -> {
+                try {
+                    handle.release();
+                } catch (Throwable t) {
+                    refused.set(t);
+                }
+                try {
+                    first.lock(key).unlock();
+                } catch (Throwable t) {
+                    refused.get().addSuppressed(t);
+                }
+            });
+            other.start();
+            other.join();
+            assertThat(refused.get()).isInstanceOf(IllegalMonitorStateException.class);
+            assertThat(refused.get().getSuppressed()).singleElement().isInstanceOf(IllegalMonitorStateException.class);
+            assertThat(redis.opsForValue().get(lockKey())).isEqualTo(ownerInRedis);
+            assertThat(handle.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void aHandleReleasedTwiceIsRefused() {
+        LockHandle handle = first.acquire(key, LockOptions.waitFor(TWO_SECONDS));
+        handle.release();
+        assertThat(handle.isHeld()).isFalse();
+        assertThatThrownBy(handle::release).isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("already released");
+    }
+
+    @Test
+    void theWatchdogKeepsALockForThreeTimesItsLeaseAndStopsAtRelease() throws Exception {
+        try (RedisClients own = new RedisClients(server)) {
+            RedisLockTemplate shortLease = own.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(600)));
+            LockHandle handle = shortLease.acquire(key, LockOptions.waitFor(TWO_SECONDS));
+            assertThat(shortLease.scheduledRenewalCount()).isEqualTo(1);
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1800);
+            while (System.nanoTime() < end) {
+                assertThat(second.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+                assertThat(handle.isHeld()).isTrue();
+                Thread.sleep(100);
+            }
+            assertThat(redis.getExpire(lockKey(), TimeUnit.MILLISECONDS)).isPositive();
+            handle.release();
+            assertThat(shortLease.scheduledRenewalCount()).isZero();
+        }
+    }
+
+    @Test
+    void anExplicitLeaseIsNotRenewedAndTheLockFreesItselfWhenItEnds() throws Exception {
+        LockHandle handle = first.acquire(key, LockOptions.waitFor(TWO_SECONDS).withLease(Duration.ofMillis(300)));
+        assertThat(first.scheduledRenewalCount()).isZero();
+        long start = System.nanoTime();
+        try (LockHandle taken = second.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(waitedMs).isBetween(150L, 1000L);
+            assertThat(handle.isHeld()).isFalse();
+            assertThat(taken.fencingToken()).isGreaterThan(handle.fencingToken());
+        }
+        assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class)
+                .hasMessageContaining(key).hasMessageContaining("may have been changed by another holder");
+    }
+
+    @Test
+    void aWaiterGivesUpAfterItsWaitTimeAndSaysWhichKey() {
+        try (LockHandle held = first.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> second.acquire(key, LockOptions.waitFor(Duration.ofMillis(300))))
+                    .isInstanceOf(LockNotAcquiredException.class)
+                    .hasMessageContaining("'" + key + "'").hasMessageContaining("300ms");
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(waitedMs).isBetween(290L, 800L);
+            assertThat(redis.hasKey(waitersKey())).as("the waiter withdrew").isFalse();
+            assertThat(redis.hasKey(waitersKey() + ":expiry")).isFalse();
+            assertThat(second.localLockCount()).isZero();
+        }
+    }
+
+    @Test
+    void aWaiterHoldsTheLockWithinMillisecondsOfTheRelease() throws Exception {
+        List<Long> handoffMicros = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            LockHandle held = first.acquire(key, LockOptions.waitFor(TWO_SECONDS));
+            CountDownLatch waiting = new CountDownLatch(1);
+            long[] acquiredAt = new long[1];
+            Thread waiter = new Thread(() -> {
+                waiting.countDown();
+                try (LockHandle h = second.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+                    acquiredAt[0] = System.nanoTime();
+                }
+            });
+            waiter.start();
+            waiting.await();
+            Thread.sleep(30); // let the waiter register and sleep
+            long releasedAt = System.nanoTime();
+            held.release();
+            waiter.join();
+            handoffMicros.add((acquiredAt[0] - releasedAt) / 1000);
+        }
+        handoffMicros.sort(null);
+        long median = handoffMicros.get(handoffMicros.size() / 2);
+        System.out.println("hand-off µs, sorted: " + handoffMicros);
+        // the lease is 30 s: anything near it would mean polling at the TTL, not a wake-up
+        assertThat(median).as("median hand-off in µs").isLessThan(20_000);
+        assertThat(handoffMicros.get(handoffMicros.size() - 1)).as("slowest hand-off in µs").isLessThan(1_000_000);
+    }
+
+    @Test
+    void aReleaseWakesTheTwoLongestWaitingClientsNotEveryWaiter() throws Exception {
+        int waiters = 6;
+        List<RedisClients> extra = new ArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch proceed = new CountDownLatch(1);
+        LockHandle held = first.acquire(key, LockOptions.waitFor(TWO_SECONDS));
+        try {
+            for (int i = 0; i < waiters; i++) {
+                RedisClients own = new RedisClients(server);
+                extra.add(own);
+                RedisLockTemplate template = own.lockTemplate();
+                String name = "waiter-" + i;
+                Thread thread = new Thread(() -> {
+                    try (LockHandle h = template.acquire(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                        order.add(name);
+                        proceed.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                threads.add(thread);
+                thread.start();
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (redis.opsForZSet().size(waitersKey()) < i + 1 && System.nanoTime() < end) {
+                    Thread.sleep(2);
+                }
+            }
+            assertThat(redis.opsForZSet().size(waitersKey())).isEqualTo(waiters);
+            long before = evalshaCalls();
+            held.release();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (order.isEmpty() && System.nanoTime() < end) {
+                Thread.sleep(1);
+            }
+            Thread.sleep(300);
+            // the release, then one attempt by each of the two woken clients; the other four sleep on
+            assertThat(evalshaCalls() - before).isEqualTo(3);
+            assertThat(order).singleElement().isIn("waiter-0", "waiter-1");
+            assertThat(redis.opsForZSet().size(waitersKey())).isEqualTo(waiters - 1);
+        } finally {
+            proceed.countDown();
+            for (Thread thread : threads) {
+                thread.join(30_000);
+            }
+            extra.forEach(RedisClients::close);
+        }
+        assertThat(order).hasSize(waiters);
+        assertThat(redis.hasKey(waitersKey())).isFalse();
+    }
+
+    @Test
+    void fencingTokensStrictlyIncreaseAcrossClients() {
+        long last = 0;
+        for (int i = 0; i < 200; i++) {
+            RedisLockTemplate template = i % 2 == 0 ? first : second;
+            try (LockHandle handle = template.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
+                assertThat(handle.fencingToken()).isGreaterThan(last);
+                last = handle.fencingToken();
+            }
+        }
+    }
+
+    @Test
+    void theLockViewHonoursTheJucContract() throws Exception {
+        Lock lock = first.lock(key);
+        Lock other = second.lock(key);
+        assertThat(lock.tryLock()).isTrue();
+        lock.lock(); // reentrant
+        assertThat(other.tryLock(100, TimeUnit.MILLISECONDS)).isFalse();
+        lock.unlock();
+        assertThat(other.tryLock()).isFalse();
+        lock.unlock();
+        assertThat(other.tryLock(1, TimeUnit.SECONDS)).isTrue();
+        other.unlock();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+        assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void lockInterruptiblyAndTimedTryLockStopOnInterruptAndLeaveNothingBehind() throws Exception {
+        try (LockHandle held = first.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
+            for (int variant = 0; variant < 2; variant++) {
+                boolean timed = variant == 1;
+                AtomicReference<Throwable> outcome = new AtomicReference<>();
+                Thread waiter = new Thread(() -> {
+                    try {
+                        if (timed) {
+                            second.lock(key).tryLock(30, TimeUnit.SECONDS);
+                        } else {
+                            second.lock(key).lockInterruptibly();
+                        }
+                    } catch (Throwable t) {
+                        outcome.set(t);
+                    }
+                });
+                waiter.start();
+                awaitWaiterRegistered();
+                waiter.interrupt();
+                waiter.join(5000);
+                assertThat(waiter.isAlive()).isFalse();
+                assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+                assertThat(second.localLockCount()).isZero();
+                assertThat(redis.hasKey(waitersKey())).isFalse();
+            }
+            assertThat(held.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void lockKeepsWaitingWhenInterruptedAndRestoresTheFlag() throws Exception {
+        LockHandle held = first.acquire(key, LockOptions.waitFor(TWO_SECONDS));
+        AtomicReference<Boolean> interruptedAfterLock = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            Lock lock = second.lock(key);
+            lock.lock();
+            interruptedAfterLock.set(Thread.currentThread().isInterrupted());
+            lock.unlock();
+        });
+        waiter.start();
+        awaitWaiterRegistered();
+        waiter.interrupt();
+        Thread.sleep(100);
+        assertThat(waiter.isAlive()).as("still waiting after the interrupt").isTrue();
+        held.release();
+        waiter.join(5000);
+        assertThat(interruptedAfterLock.get()).isTrue();
+    }
+
+    @Test
+    void executeReleasesWhenTheActionThrows() {
+        assertThatThrownBy(() -> first.execute(key, LockOptions.waitFor(TWO_SECONDS), lock -> {
+            throw new java.io.IOException("boom");
+        })).isInstanceOf(java.io.IOException.class);
+        assertThat(redis.hasKey(lockKey())).isFalse();
+        assertThat(first.localLockCount()).isZero();
+    }
+
+    @Test
+    void badInputIsRejectedNamingTheArgument() {
+        assertThatThrownBy(() -> first.acquire(null, LockOptions.tryOnce()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lock key must not be null");
+        assertThatThrownBy(() -> first.acquire("  ", LockOptions.tryOnce()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("blank");
+        assertThatThrownBy(() -> first.acquire("x".repeat(513), LockOptions.tryOnce()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("512 bytes");
+        assertThatThrownBy(() -> first.acquire("a\nb", LockOptions.tryOnce()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("control characters");
+        assertThatThrownBy(() -> LockOptions.waitFor(Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waitTime");
+        assertThatThrownBy(() -> LockOptions.tryOnce().withLease(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> LockOptions.tryOnce().withLease(Duration.ofSeconds(-5)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        assertThat(first.localLockCount()).isZero();
+    }
+
+    @Test
+    void scriptsAreLoadedAgainAfterScriptFlush() {
+        first.acquire(key, LockOptions.tryOnce()).release();
+        server.command("SCRIPT", "FLUSH");
+        try (LockHandle handle = first.acquire(key, LockOptions.tryOnce())) {
+            assertThat(handle.isHeld()).isTrue();
+        }
+        assertThat(redis.hasKey(lockKey())).isFalse();
+    }
+
+    @Test
+    void tenThousandCyclesOnDistinctKeysLeaveNothingBehind() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int thread = t;
+            futures.add(pool.submit(() -> {
+                for (int i = 0; i < 2500; i++) {
+                    String k = key + ":" + thread + ":" + i;
+                    RedisLockTemplate template = i % 2 == 0 ? first : second;
+                    try (LockHandle h = template.acquire(k, LockOptions.waitFor(TWO_SECONDS))) {
+                        if (i % 100 == 0) { // some contention, so waiters register and withdraw
+                            Optional<LockHandle> rival = (template == first ? second : first)
+                                    .tryAcquire(k, LockOptions.waitFor(Duration.ofMillis(5)));
+                            assertThat(rival).isEmpty();
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> future : futures) {
+            future.get(3, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+        assertThat(first.localLockCount()).isZero();
+        assertThat(second.localLockCount()).isZero();
+        assertThat(first.scheduledRenewalCount()).isZero();
+        assertThat(second.scheduledRenewalCount()).isZero();
+        Thread.sleep(RedisLockTemplate.FENCE_GRACE_MILLIS + 300);
+        assertThat(server.command("KEYS", "redis-lock:{" + key + "*")).isEmpty();
+        // one wake-up channel per client, never one per key
+        assertThat(server.command("PUBSUB", "CHANNELS", "redis-lock:*").lines())
+                .allMatch(channel -> channel.startsWith("redis-lock:wake:"))
+                .hasSizeLessThanOrEqualTo(3);
+    }
+
+    private void awaitWaiterRegistered() throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!Boolean.TRUE.equals(redis.hasKey(waitersKey())) && System.nanoTime() < end) {
+            Thread.sleep(5);
+        }
+        assertThat(redis.hasKey(waitersKey())).as("waiter registered").isTrue();
+        Thread.sleep(20);
+    }
+
+    private long evalshaCalls() {
+        String stats = server.command("INFO", "commandstats");
+        return stats.lines().filter(l -> l.startsWith("cmdstat_evalsha:")).findFirst()
+                .map(l -> Long.parseLong(l.substring(l.indexOf("calls=") + 6, l.indexOf(','))))
+                .orElse(0L);
+    }
+
+    private String lockKey() {
+        return "redis-lock:{" + key + "}";
+    }
+
+    private String waitersKey() {
+        return lockKey() + ":waiters";
+    }
+}

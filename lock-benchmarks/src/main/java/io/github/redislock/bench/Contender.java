@@ -1,0 +1,117 @@
+package io.github.redislock.bench;
+
+import java.time.Duration;
+import java.util.concurrent.locks.Lock;
+
+import io.github.redislock.core.RedisLockTemplate;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+
+/** One lock library under test, as one client: a {@link Lock} per key. */
+abstract class Contender implements AutoCloseable {
+
+    static final String[] NAMES = {"redis-lock", "redisson", "si-pubsub", "si-spin"};
+
+    final String name;
+
+    Contender(String name) {
+        this.name = name;
+    }
+
+    abstract Lock lock(String key);
+
+    /** A new client of the named library on {@code port}. */
+    static Contender create(String name, int port) {
+        return switch (name) {
+            case "redis-lock" -> new Ours(port);
+            case "redisson" -> new RedissonContender(port);
+            case "si-pubsub" -> new SpringIntegration(name, port, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+            case "si-spin" -> new SpringIntegration(name, port, RedisLockRegistry.RedisLockType.SPIN_LOCK);
+            default -> throw new IllegalArgumentException("unknown contender " + name);
+        };
+    }
+
+    static JedisConnectionFactory jedis(int port) {
+        JedisClientConfiguration client = JedisClientConfiguration.builder().usePooling().build();
+        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port), client);
+        factory.getPoolConfig().setMaxTotal(64);
+        factory.getPoolConfig().setMaxIdle(64);
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
+    }
+
+    static final class Ours extends Contender {
+        private final JedisConnectionFactory factory;
+        final RedisLockTemplate template;
+
+        Ours(int port) {
+            super("redis-lock");
+            factory = jedis(port);
+            template = new RedisLockTemplate(new StringRedisTemplate(factory));
+        }
+
+        @Override
+        Lock lock(String key) {
+            return template.lock(key);
+        }
+
+        @Override
+        public void close() {
+            template.close();
+            factory.destroy();
+        }
+    }
+
+    static final class RedissonContender extends Contender {
+        private final RedissonClient client;
+
+        RedissonContender(int port) {
+            super("redisson");
+            Config config = new Config();
+            config.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionPoolSize(64)
+                    .setConnectionMinimumIdleSize(8);
+            client = Redisson.create(config);
+        }
+
+        @Override
+        Lock lock(String key) {
+            return client.getLock(key);
+        }
+
+        @Override
+        public void close() {
+            client.shutdown();
+        }
+    }
+
+    static final class SpringIntegration extends Contender {
+        private final JedisConnectionFactory factory;
+        private final RedisLockRegistry registry;
+
+        SpringIntegration(String name, int port, RedisLockRegistry.RedisLockType type) {
+            super(name);
+            factory = jedis(port);
+            registry = new RedisLockRegistry(factory, "si-" + name, Duration.ofSeconds(30).toMillis());
+            registry.setRedisLockType(type);
+        }
+
+        @Override
+        Lock lock(String key) {
+            return registry.obtain(key);
+        }
+
+        @Override
+        public void close() {
+            registry.destroy();
+            factory.destroy();
+        }
+    }
+
+}

@@ -1,0 +1,53 @@
+package io.github.redislock.bench;
+
+import java.util.Locale;
+
+/** The targets, checked against the medians of one run. */
+final class Targets {
+
+    private Targets() {
+    }
+
+    static String evaluate(LockBenchmark.Results r) {
+        String ours = LockBenchmark.OURS;
+        StringBuilder sb = new StringBuilder("| target | measured | met |\n| --- | --- | --- |\n");
+        Double p50 = r.median("S1 p50 µs", ours);
+        Double floor = r.median("S1 floor p50 µs (2 EVALSHA)", ours);
+        row(sb, "S1 p50 within 1.15× the two-EVALSHA floor", p50, floor, p50 != null && floor != null ? p50 / floor : null,
+                "%.2f× the floor", v -> v <= 1.15);
+        ratioRow(sb, r, "S1 ops/s", "redisson", "S1 ops/s at least 1.3× Redisson's", 1.3);
+        ratioRow(sb, r, "S3 ops/s (16 threads, 1 JVM, one key)", "redisson", "S3 one JVM at least 2× Redisson's", 2.0);
+        ratioRow(sb, r, "S3 ops/s (4 JVMs x 4 threads, one key)", "redisson", "S3 four JVMs not below Redisson", 1.0);
+        Double handOff50 = r.median("S4 hand-off p50 µs", ours);
+        Double handOff99 = r.median("S4 hand-off p99 µs", ours);
+        row(sb, "S4 hand-off p50 ≤ 0.5 ms", handOff50, null, handOff50, "%.0f µs", v -> v <= 500);
+        row(sb, "S4 hand-off p99 ≤ 2 ms", handOff99, null, handOff99, "%.0f µs", v -> v <= 2000);
+        Double redissonHandOff = r.median("S4 hand-off p50 µs", "redisson");
+        row(sb, "S4 no slower than Redisson (p50)", handOff50, redissonHandOff,
+                handOff50 != null && redissonHandOff != null ? handOff50 / redissonHandOff : null, "%.2f× Redisson's", v -> v <= 1.0);
+        Double nested = r.median("S5 Redis commands per nested acquire", ours);
+        row(sb, "S5 0 Redis commands per nested acquire", nested, null, nested, "%.2f", v -> v == 0);
+        Double perLock = r.median("S6 heap bytes per held lock (100,000 held)", ours);
+        row(sb, "S6 ≤ 1 KB of heap per held lock", perLock, null, perLock, "%.0f bytes", v -> v <= 1024);
+        Double retained = r.median("S6 KB of the library's own objects retained after release", ours);
+        row(sb, "S6 nothing retained after release", retained, null, retained, "%.1f KB", v -> v <= 1);
+        return sb.toString();
+    }
+
+    private static void ratioRow(StringBuilder sb, LockBenchmark.Results r, String metric, String peer, String target,
+            double atLeast) {
+        Double ours = r.median(metric, LockBenchmark.OURS);
+        Double theirs = r.median(metric, peer);
+        row(sb, target, ours, theirs, ours != null && theirs != null ? ours / theirs : null, "%.2f× " + peer, v -> v >= atLeast);
+    }
+
+    private static void row(StringBuilder sb, String target, Double a, Double b, Double value, String format,
+            java.util.function.DoublePredicate met) {
+        sb.append("| ").append(target).append(" | ");
+        if (value == null) {
+            sb.append("not measured | – |\n");
+            return;
+        }
+        sb.append(String.format(Locale.ROOT, format, value)).append(" | ").append(met.test(value) ? "yes" : "**no**").append(" |\n");
+    }
+}

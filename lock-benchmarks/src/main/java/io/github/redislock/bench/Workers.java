@@ -1,0 +1,154 @@
+package io.github.redislock.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The child JVMs the benchmark starts: one hot-key contender, or one memory measurement. */
+final class Workers {
+
+    private Workers() {
+    }
+
+    /** {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> <start epoch ms>}. */
+    static void hotKey(String[] args) throws Exception {
+        String name = args[1];
+        int port = Integer.parseInt(args[2]);
+        int threads = Integer.parseInt(args[3]);
+        long windowNanos = (long) (Double.parseDouble(args[4]) * 1e9);
+        String key = args[5];
+        String counterKey = args[6];
+        long startAt = Long.parseLong(args[7]);
+        JedisConnectionFactory counterConnection = Contender.jedis(port);
+        StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
+        try (Contender contender = Contender.create(name, port)) {
+            AtomicLong total = new AtomicLong();
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                Thread worker = new Thread(() -> {
+                    Lock lock = contender.lock(key);
+                    Lock warmUp = contender.lock(key + ":warm-up:" + Thread.currentThread().getId());
+                    for (int i = 0; i < 300; i++) { // a cold JVM would spend the window compiling
+                        warmUp.lock();
+                        warmUp.unlock();
+                    }
+                    sleepUntil(startAt);
+                    long end = System.nanoTime() + windowNanos;
+                    long ops = 0;
+                    while (System.nanoTime() < end) {
+                        lock.lock();
+                        try {
+                            // GET then SET: not atomic, only the lock keeps the shared counter exact
+                            long value = Long.parseLong(counter.opsForValue().get(counterKey));
+                            counter.opsForValue().set(counterKey, Long.toString(value + 1));
+                        } finally {
+                            lock.unlock();
+                        }
+                        ops++;
+                    }
+                    total.addAndGet(ops);
+                });
+                workers.add(worker);
+                worker.start();
+            }
+            for (Thread worker : workers) {
+                worker.join();
+            }
+            System.out.println("ops " + total.get());
+        } finally {
+            counterConnection.destroy();
+        }
+        System.exit(0);
+    }
+
+    /** {@code memory-worker <contender> <port> <locks>}: prints {@code memory <bytes per held lock> <KB retained>}. */
+    static void memory(String[] args) throws Exception {
+        String name = args[1];
+        int port = Integer.parseInt(args[2]);
+        int count = Integer.parseInt(args[3]);
+        try (Contender contender = Contender.create(name, port)) {
+            List<String> keys = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                keys.add("s6:" + name + ":" + i);
+            }
+            holdAndRelease(contender, keys); // a full cycle first: pools, caches and JIT settle
+            long before = usedHeap();
+            long libraryBefore = libraryBytes(name);
+            List<Lock> held = new ArrayList<>(count);
+            for (String key : keys) {
+                Lock lock = contender.lock(key);
+                lock.lock();
+                held.add(lock);
+            }
+            long holding = usedHeap();
+            for (Lock lock : held) {
+                lock.unlock();
+            }
+            held.clear();
+            Thread.sleep(1000); // let asynchronous clean-up (renewal timers, caches) run
+            usedHeap();
+            long libraryAfter = libraryBytes(name);
+            System.out.printf("memory %.1f %.1f%n", (holding - before) / (double) count, (libraryAfter - libraryBefore) / 1024.0);
+        }
+        System.exit(0);
+    }
+
+    private static void holdAndRelease(Contender contender, List<String> keys) {
+        List<Lock> held = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            Lock lock = contender.lock(key);
+            lock.lock();
+            held.add(lock);
+        }
+        held.forEach(Lock::unlock);
+    }
+
+    /**
+     * Live bytes of the library's own classes (a class histogram after a full GC): what a release
+     * must give back. Heap totals are too noisy for this; class counts are exact.
+     */
+    private static long libraryBytes(String contender) throws Exception {
+        String prefix = switch (contender) {
+            case "redis-lock" -> "io.github.redislock.core";
+            case "redisson" -> "org.redisson";
+            default -> "org.springframework.integration";
+        };
+        Process jcmd = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                Long.toString(ProcessHandle.current().pid()), "GC.class_histogram").redirectErrorStream(true).start();
+        long bytes = 0;
+        for (String line : new String(jcmd.getInputStream().readAllBytes()).split("\n")) {
+            String[] columns = line.trim().split("\\s+");
+            if (columns.length >= 4 && columns[3].startsWith(prefix)) {
+                bytes += Long.parseLong(columns[2]);
+            }
+        }
+        jcmd.waitFor();
+        return bytes;
+    }
+
+    private static long usedHeap() throws InterruptedException {
+        Runtime runtime = Runtime.getRuntime();
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            Thread.sleep(100);
+            used = Math.min(used, runtime.totalMemory() - runtime.freeMemory());
+        }
+        return used;
+    }
+
+    private static void sleepUntil(long epochMillis) {
+        long wait = epochMillis - System.currentTimeMillis();
+        if (wait > 0) {
+            try {
+                Thread.sleep(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

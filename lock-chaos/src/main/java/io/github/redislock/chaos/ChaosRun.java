@@ -1,0 +1,444 @@
+package io.github.redislock.chaos;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.github.redislock.test.RedisServerProcess;
+
+/**
+ * The fault-injection controller: starts a Redis, a TCP proxy in front of it, the resource process
+ * and 4 worker JVMs x 2 threads, injects each fault {@code repetitions} times, and checks the
+ * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}.
+ * <p>
+ * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}.
+ */
+public final class ChaosRun implements AutoCloseable {
+
+    static final long LEASE_MILLIS = 1000;
+    static final int WORKERS = 4;
+    static final int THREADS = 2;
+
+    /** One scenario's outcome. */
+    public record Outcome(String scenario, String promise, boolean exclusionPromised, int repetitions,
+            HistoryChecker.Verdict verdict, int lossSignalled, int lossExpected, String leftovers) {
+    }
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final Map<String, Process> workers = new ConcurrentHashMap<>();
+    private final List<Process> allProcesses = new ArrayList<>();
+    private final List<String> workerOutput = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final int resourcePort = RedisServerProcess.freePort();
+    private final Process resource;
+    private RedisServerProcess redis;
+    private TcpProxy proxy;
+
+    public ChaosRun() throws IOException, InterruptedException {
+        resource = start(List.of(Resource.class.getName(), String.valueOf(resourcePort)), "resource ready");
+        Runtime.getRuntime().addShutdownHook(new Thread(this::destroyAll));
+    }
+
+    public static void main(String[] args) throws Exception {
+        int repetitions = Integer.getInteger("chaos.repetitions", 20);
+        try (ChaosRun run = new ChaosRun()) {
+            List<Outcome> outcomes = run.all(repetitions);
+            String report = report(outcomes, repetitions);
+            System.out.println(report);
+            String docs = System.getProperty("chaos.docs", "docs");
+            if (!docs.isEmpty()) {
+                Files.createDirectories(Path.of(docs));
+                Files.writeString(Path.of(docs, "reliability.md"), report);
+                System.out.println("Wrote " + Path.of(docs, "reliability.md"));
+            }
+            List<String> failures = failures(outcomes);
+            if (!failures.isEmpty()) {
+                System.err.println("FAILED: " + failures);
+                System.exit(1);
+            }
+        }
+        System.exit(0);
+    }
+
+    /** Every scenario of the suite. */
+    public List<Outcome> all(int repetitions) throws Exception {
+        List<Outcome> outcomes = new ArrayList<>();
+        outcomes.add(scenario("no faults", "exclusion", true, List.of(), true, true, 0, 6, this::noFault));
+        outcomes.add(scenario("kill -9 of the holder", "exclusion", true, List.of(), true, true, repetitions, 0, this::killHolder));
+        outcomes.add(scenario("SIGSTOP of the holder for 2.5x its lease, holder checks isHeld()", "exclusion, loss signalled",
+                true, List.of(), true, true, repetitions, 0, this::pauseHolder));
+        outcomes.add(scenario("SIGSTOP of the holder for 2.5x its lease, holder writes blindly", "fencing only", false,
+                List.of(), true, false, repetitions, 0, this::pauseHolder));
+        outcomes.add(scenario("Redis restart without persistence", "fencing only", false, List.of(), true, true, repetitions, 0,
+                this::restartRedis));
+        outcomes.add(scenario("Redis restart with AOF (appendfsync always)", "exclusion", true,
+                List.of("--appendonly", "yes", "--appendfsync", "always"), true, true, repetitions, 0, this::restartRedis));
+        outcomes.add(scenario("proxy adds 150 ms latency for 2 s", "exclusion", true, List.of(), true, true, repetitions, 0,
+                this::latency));
+        outcomes.add(scenario("proxy blackholes Redis for 2.5x the lease", "exclusion", true, List.of(), true, true, repetitions,
+                0, this::blackhole));
+        outcomes.add(scenario("proxy resets every connection", "exclusion", true, List.of(), true, true, repetitions, 0,
+                this::resetConnections));
+        return outcomes;
+    }
+
+    /** The self-test: a deliberately broken lock (GET, then SET) under no faults. */
+    public HistoryChecker.Verdict brokenLock(long seconds) throws Exception {
+        redis = RedisServerProcess.start();
+        try (TcpProxy p = new TcpProxy(redis.port())) {
+            proxy = p;
+            post("/reset?fenced=false");
+            long endAt = System.currentTimeMillis() + seconds * 1000;
+            for (int w = 0; w < WORKERS; w++) {
+                startWorker("w" + w, endAt, true, "broken");
+            }
+            awaitWorkers();
+            return HistoryChecker.check(history(), value());
+        } finally {
+            redis.close();
+        }
+    }
+
+    @FunctionalInterface
+    interface Fault {
+        /** Injects the fault once; returns the fencing token the holder had, or 0. */
+        long inject(int repetition) throws Exception;
+    }
+
+    private Outcome scenario(String name, String promise, boolean exclusionPromised, List<String> redisArgs, boolean fenced,
+            boolean checkHeld, int repetitions, long faultFreeSeconds, Fault fault) throws Exception {
+        System.out.println("scenario: " + name);
+        redis = RedisServerProcess.start(redisArgs);
+        try (TcpProxy p = new TcpProxy(redis.port())) {
+            proxy = p;
+            post("/reset?fenced=" + fenced);
+            long endAt = System.currentTimeMillis() + 3_000_000; // stopped explicitly below
+            for (int w = 0; w < WORKERS; w++) {
+                startWorker("w" + w, endAt, checkHeld, "engine");
+            }
+            Thread.sleep(1500);
+            List<Long> pausedTokens = new ArrayList<>();
+            if (faultFreeSeconds > 0) {
+                Thread.sleep(faultFreeSeconds * 1000);
+            }
+            for (int r = 0; r < repetitions; r++) {
+                long token = fault.inject(r);
+                if (token > 0) {
+                    pausedTokens.add(token);
+                }
+                Thread.sleep(1500); // recovery, and a stretch of normal work
+            }
+            String leftovers = stopWorkersAndCollectLeftovers();
+            List<Event> history = history();
+            HistoryChecker.Verdict verdict = HistoryChecker.check(history, value());
+            int signalled = (int) pausedTokens.stream().filter(verdict.lostTokens()::contains).count();
+            return new Outcome(name, promise, exclusionPromised, repetitions, verdict, signalled, pausedTokens.size(), leftovers);
+        } finally {
+            redis.close();
+        }
+    }
+
+    // faults -------------------------------------------------------------------------------------
+
+    private long noFault(int repetition) {
+        return 0;
+    }
+
+    private long killHolder(int repetition) throws Exception {
+        String[] holder = holder();
+        if (holder == null) {
+            return 0;
+        }
+        String id = holder[0].substring(0, holder[0].indexOf('-'));
+        Process process = workers.remove(id);
+        process.destroyForcibly().waitFor();
+        mark("kill-" + repetition + "-end");
+        startWorker(id + "r" + repetition, System.currentTimeMillis() + 3_000_000, true, "engine");
+        return 0;
+    }
+
+    private long pauseHolder(int repetition) throws Exception {
+        for (int attempt = 0; attempt < 20; attempt++) {
+            String[] holder = holder();
+            if (holder == null) {
+                continue;
+            }
+            String id = holder[0].substring(0, holder[0].indexOf('-'));
+            Process process = workers.get(id);
+            signal(process, "STOP");
+            Thread.sleep(50); // requests sent just before the stop land
+            if (!holder[1].equals(get("/open?worker=" + holder[0]))) {
+                signal(process, "CONT"); // the pause fell between two sections: no lock to lose, try again
+                continue;
+            }
+            Thread.sleep(LEASE_MILLIS * 5 / 2 - 50);
+            signal(process, "CONT");
+            mark("pause-" + repetition + "-end");
+            return Long.parseLong(holder[1]);
+        }
+        throw new IllegalStateException("could not pause a worker inside its critical section in 20 attempts");
+    }
+
+    private long restartRedis(int repetition) throws Exception {
+        redis.restart();
+        mark("restart-" + repetition + "-end");
+        return 0;
+    }
+
+    private long latency(int repetition) throws Exception {
+        proxy.latency(150);
+        Thread.sleep(2000);
+        proxy.latency(0);
+        mark("latency-" + repetition + "-end");
+        return 0;
+    }
+
+    private long blackhole(int repetition) throws Exception {
+        proxy.blackhole(true);
+        Thread.sleep(LEASE_MILLIS * 5 / 2);
+        proxy.blackhole(false);
+        mark("blackhole-" + repetition + "-end");
+        return 0;
+    }
+
+    private long resetConnections(int repetition) throws Exception {
+        proxy.resetConnections();
+        mark("reset-" + repetition + "-end");
+        return 0;
+    }
+
+    // processes ----------------------------------------------------------------------------------
+
+    private void startWorker(String id, long endAt, boolean checkHeld, String lock) throws IOException, InterruptedException {
+        workers.put(id, start(List.of(Worker.class.getName(), id, String.valueOf(proxy.port()), String.valueOf(resourcePort),
+                String.valueOf(THREADS), String.valueOf(LEASE_MILLIS), String.valueOf(checkHeld), String.valueOf(endAt), lock),
+                "worker " + id + " ready"));
+    }
+
+    private Process start(List<String> mainAndArgs, String readyLine) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+                System.getProperty("java.class.path")));
+        command.addAll(mainAndArgs);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        synchronized (allProcesses) {
+            allProcesses.add(process);
+        }
+        java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
+        Thread reader = new Thread(() -> {
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
+                for (String line; (line = out.readLine()) != null;) {
+                    if (line.startsWith(readyLine)) {
+                        ready.countDown();
+                    }
+                    if (line.startsWith("leftovers")) {
+                        workerOutput.add(line);
+                    }
+                }
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        if (!ready.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+            throw new IllegalStateException("process did not start: " + mainAndArgs);
+        }
+        return process;
+    }
+
+    private String stopWorkersAndCollectLeftovers() throws Exception {
+        workerOutput.clear();
+        int running = workers.size();
+        for (Process process : workers.values()) {
+            process.getOutputStream().close(); // the worker finishes its section, reports and exits
+        }
+        for (Process process : workers.values()) {
+            if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+        workers.clear();
+        Thread.sleep(300);
+        long dirtyWorkers = workerOutput.stream().filter(line -> !line.equals("leftovers renewals=0 locks=0")).count();
+        Thread.sleep(RedisServerProcessGrace.MILLIS);
+        String keys = redis.command("KEYS", "redis-lock:*");
+        String channels = redis.command("PUBSUB", "CHANNELS", "redis-lock:*");
+        List<String> problems = new ArrayList<>();
+        if (dirtyWorkers > 0 || workerOutput.size() < running) {
+            problems.add("worker renewal entries or local locks " + workerOutput);
+        }
+        if (keys != null && !keys.isBlank()) {
+            problems.add("keys " + keys.replace('\n', ' '));
+        }
+        if (channels != null && !channels.isBlank()) {
+            problems.add("channels " + channels.replace('\n', ' '));
+        }
+        return problems.isEmpty() ? "none" : String.join("; ", problems);
+    }
+
+    private static void signal(Process process, String signal) throws IOException, InterruptedException {
+        new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid())).start().waitFor();
+    }
+
+    private void awaitWorkers() throws InterruptedException {
+        for (Process process : workers.values()) {
+            process.waitFor();
+        }
+        workers.clear();
+    }
+
+    private void destroyAll() {
+        synchronized (allProcesses) {
+            for (Process process : allProcesses) {
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        destroyAll();
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    // resource -----------------------------------------------------------------------------------
+
+    /** The live worker in a critical section now (a killed worker's unfinished section is skipped), and its token. */
+    private String[] holder() throws Exception {
+        for (int i = 0; i < 300; i++) {
+            String holder = get("/holder");
+            if (!holder.isBlank()) {
+                String[] workerAndToken = holder.split(" ");
+                String id = workerAndToken[0].substring(0, workerAndToken[0].indexOf('-'));
+                if (workers.containsKey(id)) {
+                    return workerAndToken;
+                }
+            }
+            Thread.sleep(10);
+        }
+        return null;
+    }
+
+    private List<Event> history() throws Exception {
+        List<Event> events = new ArrayList<>();
+        for (String line : get("/history").split("\n")) {
+            if (!line.isBlank() && !line.startsWith("value")) {
+                events.add(Event.parse(line));
+            }
+        }
+        return events;
+    }
+
+    private long value() throws Exception {
+        String[] lines = get("/history").split("\n");
+        return Long.parseLong(lines[lines.length - 1].substring("value ".length()).trim());
+    }
+
+    private void mark(String name) throws Exception {
+        post("/mark?name=" + name);
+    }
+
+    private String get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + resourcePort + path)).timeout(Duration.ofSeconds(10))
+                .GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    private String post(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + resourcePort + path)).timeout(Duration.ofSeconds(10))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    // report -------------------------------------------------------------------------------------
+
+    public static List<String> failures(List<Outcome> outcomes) {
+        List<String> failures = new ArrayList<>();
+        for (Outcome o : outcomes) {
+            HistoryChecker.Verdict v = o.verdict();
+            if (o.exclusionPromised() && v.overlaps() > 0) {
+                failures.add(o.scenario() + ": " + v.overlaps() + " overlapping critical sections");
+            }
+            if (v.staleAccepted() > 0) {
+                failures.add(o.scenario() + ": " + v.staleAccepted() + " stale writes accepted");
+            }
+            if (v.duplicateTokens() > 0) {
+                failures.add(o.scenario() + ": " + v.duplicateTokens() + " duplicate fencing tokens");
+            }
+            if (o.lossSignalled() < o.lossExpected()) {
+                failures.add(o.scenario() + ": loss signalled " + o.lossSignalled() + " of " + o.lossExpected() + " times");
+            }
+            if (!o.leftovers().startsWith("none")) {
+                failures.add(o.scenario() + ": left behind " + o.leftovers());
+            }
+            if (v.sections() == 0) {
+                failures.add(o.scenario() + ": no critical section completed");
+            }
+        }
+        return failures;
+    }
+
+    public static String report(List<Outcome> outcomes, int repetitions) {
+        StringBuilder md = new StringBuilder("# Reliability under faults\n\n");
+        md.append("Generated by `ChaosRun` on ").append(LocalDate.now()).append(" (JVM ").append(System.getProperty("java.version"))
+                .append("): ").append(WORKERS).append(" worker JVMs x ").append(THREADS)
+                .append(" threads contend for one key through `RedisLockTemplate` (watchdog lease ").append(LEASE_MILLIS)
+                .append(" ms) via a TCP proxy to one Redis. Each critical section reads a counter from a separate resource process, ")
+                .append("sleeps 5-30 ms and writes it back plus one, passing its fencing token; the resource timestamps every call ")
+                .append("on one clock and, fenced, refuses a token lower than the highest it has seen. Each fault was injected ")
+                .append(repetitions).append(" times (the no-fault run is one stretch). Every pause catches a holder inside its ")
+                .append("critical section (one that lands between two sections is undone at once and retried); recovery runs ")
+                .append("from the end of a fault to the next accepted write.\n\n");
+        md.append("| scenario | promise | critical sections | overlaps | lost updates | stale writes accepted | stale writes rejected "
+                + "| duplicate / decreasing tokens | abandoned (isHeld false) | loss signalled | recovery p50 / p99 ms | left behind |\n");
+        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |\n");
+        for (Outcome o : outcomes) {
+            HistoryChecker.Verdict v = o.verdict();
+            md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %d | %d | %d | %d / %d | %d | %s | %s | %s |%n",
+                    o.scenario(), o.promise(), v.sections(), v.overlaps(), v.lostUpdates(), v.staleAccepted(), v.staleRejected(),
+                    v.duplicateTokens(), v.decreasingTokens(), v.abandoned(),
+                    o.lossExpected() == 0 ? "–" : o.lossSignalled() + " of " + o.lossExpected(), percentiles(v.recoveryMillis()),
+                    o.leftovers()));
+        }
+        List<String> failures = failures(outcomes);
+        md.append("\n## Verdict\n\n");
+        if (failures.isEmpty()) {
+            md.append("Every pass criterion held: no overlap where exclusion is promised, no stale write accepted by the fenced ")
+                    .append("resource, every paused holder told of its loss, nothing left behind.\n");
+        } else {
+            failures.forEach(f -> md.append("- **").append(f).append("**\n"));
+        }
+        md.append("\nWhere exclusion is not promised (a holder paused past its lease that writes without checking `isHeld()`, ")
+                .append("a Redis restart that loses the lock), the overlaps above are what happened; the fenced resource refused ")
+                .append("the stale writes they would have made.\n");
+        return md.toString();
+    }
+
+    private static String percentiles(List<Long> values) {
+        if (values.isEmpty()) {
+            return "–";
+        }
+        List<Long> sorted = new ArrayList<>(values);
+        sorted.sort(null);
+        return sorted.get(sorted.size() / 2) + " / " + sorted.get(Math.min(sorted.size() - 1, sorted.size() * 99 / 100));
+    }
+
+    /** How long to wait after the workers stop before looking for leftovers (the fence's grace). */
+    static final class RedisServerProcessGrace {
+        static final long MILLIS = 1500;
+    }
+
+}

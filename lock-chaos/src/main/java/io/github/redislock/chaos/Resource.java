@@ -1,0 +1,126 @@
+package io.github.redislock.chaos;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+/**
+ * The shared resource the workers' critical sections read and write, in its own process: a counter
+ * over HTTP that timestamps every call on one clock and records the history. In fenced mode it
+ * refuses a write whose token is lower than the highest token it has seen.
+ * <p>
+ * {@code GET /read?worker=&token=}, {@code POST /write?worker=&token=&value=}, {@code POST /event?type=&worker=&token=},
+ * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder}.
+ */
+public final class Resource {
+
+    private final List<Event> history = new ArrayList<>();
+    private final Map<String, Event> openSections = new HashMap<>();
+    private boolean fenced;
+    private long value;
+    private long highestToken;
+
+    public static void main(String[] args) throws IOException {
+        int port = Integer.parseInt(args[0]);
+        Resource resource = new Resource();
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 200);
+        server.createContext("/", resource::handle);
+        server.setExecutor(Executors.newFixedThreadPool(16));
+        server.start();
+        System.out.println("resource ready on " + port);
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        Map<String, String> q = query(exchange.getRequestURI().getRawQuery());
+        String path = exchange.getRequestURI().getPath();
+        String body;
+        synchronized (this) {
+            long now = System.nanoTime();
+            String worker = q.getOrDefault("worker", "-");
+            long token = Long.parseLong(q.getOrDefault("token", "0"));
+            switch (path) {
+                case "/read" -> {
+                    highestToken = Math.max(highestToken, token);
+                    Event read = new Event(now, "read", worker, token, value, true);
+                    history.add(read);
+                    openSections.put(worker, read);
+                    body = Long.toString(value);
+                }
+                case "/write" -> {
+                    long written = Long.parseLong(q.get("value"));
+                    boolean accepted = !fenced || token >= highestToken;
+                    if (accepted) {
+                        value = written;
+                        highestToken = Math.max(highestToken, token);
+                    }
+                    history.add(new Event(now, "write", worker, token, written, accepted));
+                    openSections.remove(worker);
+                    body = Boolean.toString(accepted);
+                }
+                case "/event" -> {
+                    history.add(new Event(now, q.get("type"), worker, token, 0, true));
+                    if ("abandon".equals(q.get("type"))) {
+                        openSections.remove(worker);
+                    }
+                    body = "ok";
+                }
+                case "/mark" -> {
+                    history.add(new Event(now, "mark", q.get("name"), 0, 0, true));
+                    body = "ok";
+                }
+                case "/reset" -> {
+                    history.clear();
+                    openSections.clear();
+                    value = 0;
+                    highestToken = 0;
+                    fenced = Boolean.parseBoolean(q.get("fenced"));
+                    body = "ok";
+                }
+                case "/open" -> {
+                    // the token of the worker thread's unfinished critical section, if it has one
+                    Event open = openSections.get(worker);
+                    body = open == null ? "" : Long.toString(open.token());
+                }
+                case "/holder" -> {
+                    // the worker whose critical section started last and has not ended
+                    body = openSections.values().stream().max(java.util.Comparator.comparingLong(Event::nanos))
+                            .map(e -> e.worker() + " " + e.token()).orElse("");
+                }
+                case "/history" -> {
+                    StringBuilder sb = new StringBuilder();
+                    history.forEach(e -> sb.append(e.line()).append('\n'));
+                    sb.append("value ").append(value).append('\n');
+                    body = sb.toString();
+                }
+                default -> body = "unknown " + path;
+            }
+        }
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.sendResponseHeaders(200, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    private static Map<String, String> query(String raw) {
+        Map<String, String> map = new HashMap<>();
+        if (raw != null) {
+            for (String pair : raw.split("&")) {
+                int eq = pair.indexOf('=');
+                if (eq > 0) {
+                    map.put(pair.substring(0, eq), pair.substring(eq + 1));
+                }
+            }
+        }
+        return map;
+    }
+}

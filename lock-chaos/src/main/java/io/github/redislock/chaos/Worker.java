@@ -1,0 +1,181 @@
+package io.github.redislock.chaos;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+import io.github.redislock.core.LockHandle;
+import io.github.redislock.core.LockLostException;
+import io.github.redislock.core.LockNotAcquiredException;
+import io.github.redislock.core.LockOptions;
+import io.github.redislock.core.RedisLockConfig;
+import io.github.redislock.core.RedisLockTemplate;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * A worker JVM: threads that take the lock, read the resource, sleep 5-30 ms, and write it back
+ * plus one, until the end time. {@code lock=broken} swaps the engine for a deliberately broken lock
+ * (GET, then SET), for the checker's self-test.
+ * <p>
+ * Arguments: {@code <id> <redis port> <resource port> <threads> <lease ms> <check isHeld: true|false>
+ * <end epoch ms> <engine|broken>}.
+ */
+public final class Worker {
+
+    static final String KEY = "chaos";
+
+    private static volatile boolean stopped;
+
+    private final String id;
+    private final int resourcePort;
+    private final boolean checkHeld;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+
+    private Worker(String id, int resourcePort, boolean checkHeld) {
+        this.id = id;
+        this.resourcePort = resourcePort;
+        this.checkHeld = checkHeld;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String id = args[0];
+        int redisPort = Integer.parseInt(args[1]);
+        int resourcePort = Integer.parseInt(args[2]);
+        int threads = Integer.parseInt(args[3]);
+        long leaseMillis = Long.parseLong(args[4]);
+        boolean checkHeld = Boolean.parseBoolean(args[5]);
+        long endAt = Long.parseLong(args[6]);
+        boolean broken = "broken".equals(args[7]);
+
+        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", redisPort),
+                JedisClientConfiguration.builder().connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofMillis(500))
+                        .usePooling().build());
+        factory.afterPropertiesSet();
+        factory.start();
+        StringRedisTemplate redis = new StringRedisTemplate(factory);
+        RedisLockTemplate locks = new RedisLockTemplate(redis,
+                RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis)));
+        Worker worker = new Worker(id, resourcePort, checkHeld);
+        locks.addLockLostListener((lock, reason) -> worker.post("/event?type=lost&worker=" + id + "-watchdog&token="
+                + lock.fencingToken()));
+        System.out.println("worker " + id + " ready, pid " + ProcessHandle.current().pid());
+
+        // the controller closes our stdin to stop us
+        Thread stopper = new Thread(() -> {
+            try {
+                while (System.in.read() != -1) {
+                    // wait for end of input
+                }
+            } catch (java.io.IOException ignored) {
+                // treat as end of input
+            }
+            stopped = true;
+        });
+        stopper.setDaemon(true);
+        stopper.start();
+        List<Thread> running = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            String name = id + "-" + t;
+            Thread thread = new Thread(() -> {
+                while (!stopped && System.currentTimeMillis() < endAt) {
+                    try {
+                        if (broken) {
+                            worker.brokenSection(name, redis);
+                        } else {
+                            worker.section(name, locks);
+                        }
+                    } catch (RuntimeException e) {
+                        pause(20); // Redis or the resource unreachable: try again
+                    }
+                }
+            }, name);
+            running.add(thread);
+            thread.start();
+        }
+        for (Thread thread : running) {
+            thread.join();
+        }
+        Thread.sleep(200);
+        System.out.println("leftovers renewals=" + locks.scheduledRenewalCount() + " locks=" + locks.localLockCount());
+        locks.close();
+        factory.destroy();
+        System.exit(0);
+    }
+
+    private void section(String name, RedisLockTemplate locks) {
+        LockHandle lock;
+        try {
+            lock = locks.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)));
+        } catch (LockNotAcquiredException e) {
+            return;
+        }
+        long token = lock.fencingToken();
+        try {
+            long value = Long.parseLong(get("/read?worker=" + name + "&token=" + token));
+            pause(ThreadLocalRandom.current().nextInt(5, 31));
+            if (checkHeld && !lock.isHeld()) {
+                post("/event?type=abandon&worker=" + name + "&token=" + token);
+            } else {
+                post("/write?worker=" + name + "&token=" + token + "&value=" + (value + 1));
+            }
+        } finally {
+            try {
+                lock.release();
+            } catch (LockLostException lost) {
+                post("/event?type=lost&worker=" + name + "&token=" + token);
+            } catch (RuntimeException ignored) {
+                // Redis unreachable: the lease ends it
+            }
+        }
+    }
+
+    /** The self-test's broken lock: check, then set, in two commands; two workers can both pass the check. */
+    private void brokenSection(String name, StringRedisTemplate redis) {
+        while (redis.opsForValue().get("broken-lock") != null) {
+            pause(1);
+        }
+        redis.opsForValue().set("broken-lock", name, Duration.ofSeconds(5));
+        long token = redis.opsForValue().increment("broken-token");
+        try {
+            long value = Long.parseLong(get("/read?worker=" + name + "&token=" + token));
+            pause(ThreadLocalRandom.current().nextInt(5, 31));
+            post("/write?worker=" + name + "&token=" + token + "&value=" + (value + 1));
+        } finally {
+            redis.delete("broken-lock");
+        }
+    }
+
+    private String get(String path) {
+        return call(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + resourcePort + path)).GET());
+    }
+
+    private String post(String path) {
+        return call(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + resourcePort + path))
+                .POST(HttpRequest.BodyPublishers.noBody()));
+    }
+
+    private String call(HttpRequest.Builder request) {
+        try {
+            return http.send(request.timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (Exception e) {
+            throw new IllegalStateException("resource call failed", e);
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.github.redislock.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The short fault run inside {@code ./mvnw verify}: every scenario of the full suite, fewer
+ * repetitions. The full run ({@code ChaosRun.main}) repeats each fault 20 times and writes docs/reliability.md.
+ */
+class ChaosSuiteTest {
+
+    static ChaosRun run;
+
+    @BeforeAll
+    static void start() throws Exception {
+        run = new ChaosRun();
+    }
+
+    @AfterAll
+    static void stop() {
+        run.close();
+    }
+
+    @Test
+    void aBrokenLockIsCaughtOverlapping() throws Exception {
+        HistoryChecker.Verdict verdict = run.brokenLock(4);
+        System.out.println("broken lock: " + verdict);
+        assertThat(verdict.sections()).isPositive();
+        assertThat(verdict.overlaps()).as("the checker must see the broken lock's overlaps").isPositive();
+        assertThat(verdict.lostUpdates()).isPositive();
+    }
+
+    @Test
+    void everyPassCriterionHoldsUnderEveryFault() throws Exception {
+        int repetitions = Integer.getInteger("chaos.short-repetitions", 2);
+        List<ChaosRun.Outcome> outcomes = run.all(repetitions);
+        System.out.println(ChaosRun.report(outcomes, repetitions));
+        assertThat(ChaosRun.failures(outcomes)).isEmpty();
+    }
+}

@@ -1,0 +1,46 @@
+package io.github.redislock.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+/** The checker on hand-written histories: it sees what it must see. */
+class HistoryCheckerTest {
+
+    @Test
+    void sequentialSectionsAreClean() {
+        HistoryChecker.Verdict v = HistoryChecker.check(List.of(
+                new Event(10, "read", "a-0", 1, 0, true), new Event(20, "write", "a-0", 1, 1, true),
+                new Event(30, "read", "b-0", 2, 1, true), new Event(40, "write", "b-0", 2, 2, true)), 2);
+        assertThat(v.sections()).isEqualTo(2);
+        assertThat(v.overlaps()).isZero();
+        assertThat(v.lostUpdates()).isZero();
+        assertThat(v.staleAccepted()).isZero();
+    }
+
+    @Test
+    void overlappingSectionsLoseAnUpdateAndAcceptAStaleWrite() {
+        HistoryChecker.Verdict v = HistoryChecker.check(List.of(
+                new Event(10, "read", "a-0", 1, 0, true), new Event(15, "read", "b-0", 2, 0, true),
+                new Event(20, "write", "b-0", 2, 1, true), new Event(25, "write", "a-0", 1, 1, true)), 1);
+        assertThat(v.overlaps()).isEqualTo(1);
+        assertThat(v.lostUpdates()).isEqualTo(1);
+        assertThat(v.staleAccepted()).isEqualTo(1);
+    }
+
+    @Test
+    void aRefusedStaleWriteIsCountedAsRejectedAndTokensAreChecked() {
+        HistoryChecker.Verdict v = HistoryChecker.check(List.of(
+                new Event(10, "read", "a-0", 5, 0, true), new Event(15, "read", "b-0", 5, 0, true),
+                new Event(20, "write", "b-0", 5, 1, true), new Event(25, "write", "a-0", 5, 1, false),
+                new Event(26, "lost", "a-0", 5, 0, true), new Event(30, "mark", "x-end", 0, 0, true),
+                new Event(35, "read", "c-0", 4, 1, true), new Event(40_000_040, "write", "c-0", 4, 2, false)), 1);
+        assertThat(v.staleRejected()).isEqualTo(2);
+        assertThat(v.duplicateTokens()).isEqualTo(1);
+        assertThat(v.decreasingTokens()).isEqualTo(1);
+        assertThat(v.lostTokens()).containsExactly(5L);
+        assertThat(v.recoveryMillis()).isEmpty(); // no accepted write after the mark
+    }
+}

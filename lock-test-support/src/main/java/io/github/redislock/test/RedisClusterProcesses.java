@@ -1,0 +1,98 @@
+package io.github.redislock.test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Redis Cluster of real {@code redis-server} processes on free loopback ports (masters only, all
+ * 16384 slots assigned), created with {@code redis-cli --cluster create}.
+ */
+public final class RedisClusterProcesses implements AutoCloseable {
+
+    private final List<RedisServerProcess> masters;
+
+    private RedisClusterProcesses(List<RedisServerProcess> masters) {
+        this.masters = masters;
+    }
+
+    /** Starts {@code size} (at least 3) cluster masters and waits until the cluster state is ok. */
+    public static RedisClusterProcesses start(int size) {
+        List<RedisServerProcess> masters = new ArrayList<>();
+        try {
+            for (int i = 0; i < size; i++) {
+                masters.add(RedisServerProcess.start(List.of("--cluster-enabled", "yes", "--cluster-config-file",
+                        "nodes.conf", "--cluster-node-timeout", "2000")));
+            }
+            List<String> create = new ArrayList<>(List.of(redisCli().toString(), "--cluster", "create"));
+            masters.forEach(m -> create.add(m.host() + ":" + m.port()));
+            create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+            run(create, masters.get(0).dir());
+            RedisClusterProcesses cluster = new RedisClusterProcesses(masters);
+            cluster.awaitOk();
+            return cluster;
+        } catch (RuntimeException e) {
+            masters.forEach(RedisServerProcess::close);
+            throw e;
+        }
+    }
+
+    public List<RedisServerProcess> masters() {
+        return masters;
+    }
+
+    /** {@code host:port} of every master, for {@code spring.data.redis.cluster.nodes}. */
+    public List<String> nodes() {
+        return masters.stream().map(m -> m.host() + ":" + m.port()).toList();
+    }
+
+    private void awaitOk() {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < end) {
+            boolean ok = masters.stream().allMatch(m -> m.command("CLUSTER", "INFO").contains("cluster_state:ok"));
+            if (ok) {
+                return;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new IllegalStateException("cluster did not reach cluster_state:ok: " + masters.get(0).command("CLUSTER", "INFO"));
+    }
+
+    private static Path redisCli() {
+        Path cli = RedisServerProcess.binary().resolveSibling("redis-cli");
+        if (!Files.isExecutable(cli)) {
+            throw new IllegalStateException("redis-cli is needed to create a cluster and is not next to " + RedisServerProcess.binary());
+        }
+        return cli;
+    }
+
+    private static void run(List<String> command, Path dir) {
+        try {
+            Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("cluster-create.log").toFile()).start();
+            if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+                process.destroyForcibly();
+                throw new IllegalStateException("redis-cli --cluster create failed: " + Files.readString(dir.resolve("cluster-create.log")));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        masters.forEach(RedisServerProcess::close);
+    }
+}
