@@ -10,12 +10,14 @@ import java.util.Set;
 
 /**
  * Checks a recorded history against the mutex model. A critical section runs from a worker's read to
- * its write (or to its abandoning the write); sections that wrote must not overlap.
+ * its write (or to its abandoning the write); sections that wrote must not overlap. Overlaps are also
+ * counted apart from the sections of holders the controller paused: a paused holder may overlap its
+ * successor (that is what fencing is for), but it must never make two other holders overlap.
  */
 public final class HistoryChecker {
 
     /** What one history shows. */
-    public record Verdict(int sections, int overlaps, int lostUpdates, int staleAccepted, int staleRejected,
+    public record Verdict(int sections, int overlaps, int overlapsAmongOthers, int pausedWrites, int lostUpdates, int staleAccepted, int staleRejected,
             int duplicateTokens, int decreasingTokens, int abandoned, Set<Long> lostTokens, List<Long> recoveryMillis) {
     }
 
@@ -23,6 +25,14 @@ public final class HistoryChecker {
     }
 
     public static Verdict check(List<Event> history, long finalValue) {
+        return check(history, finalValue, Set.of());
+    }
+
+    /**
+     * @param pausedTokens fencing tokens of the holders the controller paused; overlaps involving their
+     *        sections are left out of {@link Verdict#overlapsAmongOthers()}
+     */
+    public static Verdict check(List<Event> history, long finalValue, Set<Long> pausedTokens) {
         List<Event> events = new ArrayList<>(history);
         events.sort(Comparator.comparingLong(Event::nanos));
         Map<String, Event> open = new HashMap<>();
@@ -66,15 +76,20 @@ public final class HistoryChecker {
             }
         }
         int overlaps = 0;
+        int overlapsAmongOthers = 0;
         for (int i = 0; i < sections.size(); i++) {
             for (int j = i + 1; j < sections.size(); j++) {
                 long[] a = sections.get(i);
                 long[] b = sections.get(j);
                 if (a[0] < b[1] && b[0] < a[1] && !sectionWorkers.get(i).equals(sectionWorkers.get(j))) {
                     overlaps++;
+                    if (!pausedTokens.contains(a[2]) && !pausedTokens.contains(b[2])) {
+                        overlapsAmongOthers++;
+                    }
                 }
             }
         }
+        int pausedWrites = (int) sections.stream().filter(s -> pausedTokens.contains(s[2])).count();
         // tokens in the order sections began: duplicates (two sections, one token) and decreases
         List<long[]> byStart = new ArrayList<>(sections);
         byStart.sort(Comparator.comparingLong(s -> s[0]));
@@ -104,7 +119,7 @@ public final class HistoryChecker {
             }
         }
         int lostUpdates = (int) Math.max(0, acceptedWrites - finalValue);
-        return new Verdict(sections.size(), overlaps, lostUpdates, staleAccepted, staleRejected, duplicates, decreasing,
-                abandoned, lostTokens, recoveries);
+        return new Verdict(sections.size(), overlaps, overlapsAmongOthers, pausedWrites, lostUpdates, staleAccepted,
+                staleRejected, duplicates, decreasing, abandoned, lostTokens, recoveries);
     }
 }

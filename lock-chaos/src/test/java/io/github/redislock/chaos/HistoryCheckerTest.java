@@ -3,6 +3,7 @@ package io.github.redislock.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
@@ -42,5 +43,20 @@ class HistoryCheckerTest {
         assertThat(v.decreasingTokens()).isEqualTo(1);
         assertThat(v.lostTokens()).containsExactly(5L);
         assertThat(v.recoveryMillis()).isEmpty(); // no accepted write after the mark
+    }
+
+    @Test
+    void overlapsWithAPausedHolderAreToldApartFromOverlapsBetweenOthers() {
+        List<Event> history = List.of(
+                new Event(10, "read", "a-0", 1, 0, true),                                          // paused holder
+                new Event(20, "read", "b-0", 2, 0, true), new Event(30, "write", "b-0", 2, 1, true),
+                new Event(40, "read", "c-0", 3, 1, true), new Event(45, "read", "d-0", 4, 1, true), // c and d overlap
+                new Event(50, "write", "c-0", 3, 2, true), new Event(55, "write", "d-0", 4, 2, true),
+                new Event(60, "write", "a-0", 1, 0, false));
+        HistoryChecker.Verdict v = HistoryChecker.check(history, 2, Set.of(1L));
+        assertThat(v.overlaps()).isEqualTo(4); // a overlaps b, c and d; c overlaps d
+        assertThat(v.overlapsAmongOthers()).isEqualTo(1);
+        assertThat(v.pausedWrites()).isEqualTo(1);
+        assertThat(HistoryChecker.check(history, 2).overlapsAmongOthers()).isEqualTo(4);
     }
 }
