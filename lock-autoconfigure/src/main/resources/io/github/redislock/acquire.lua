@@ -41,7 +41,10 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return token_from_clock()
 end
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 1 then
+if ttl < 0 then
+  -- no expiry: the key was not set by this library; re-check now and then rather than spin
+  ttl = 1000
+elseif ttl < 1 then
   ttl = 1
 end
 local sleep = tonumber(ARGV[4])

@@ -13,13 +13,11 @@ final class LocalLock {
     final String key;
     final ReentrantLock mutex = new ReentrantLock(true);
 
-    /** Acquisitions from Redis so far; only the thread holding {@link #mutex} touches it. */
-    long acquisitions;
-
     /** Threads holding or waiting for this key; guarded by the template's map, which drops it at zero. */
     int users;
 
-    // The Redis holding: written by the holder thread, read by the watchdog.
+    // The Redis holding: written by the holder thread and, for the holding it read, the watchdog; the
+    // writes are synchronized so the watchdog never marks or extends a later holding than the one it renewed.
     volatile String owner;
     volatile long token;
     volatile long leaseNanos;
@@ -34,12 +32,42 @@ final class LocalLock {
         this.key = key;
     }
 
-    void held(String owner, long token, long leaseNanos, long requestStartNanos) {
+    synchronized void held(String owner, long token, long leaseNanos, long requestStartNanos, boolean renewing) {
         this.owner = owner;
         this.token = token;
         this.leaseNanos = leaseNanos;
         this.expiresAtNanos = requestStartNanos + leaseNanos;
         this.lostReason = null;
+        this.renewing = renewing;
+    }
+
+    /** Ends the holding locally (the holder is releasing it); returns its owner. */
+    synchronized String releasing() {
+        String releasedOwner = owner;
+        renewing = false;
+        owner = null;
+        return releasedOwner;
+    }
+
+    /** Records a renewal sent at {@code requestStartNanos}, if {@code renewedOwner} still holds. */
+    synchronized void renewed(String renewedOwner, long requestStartNanos) {
+        if (owner == renewedOwner) {
+            expiresAtNanos = requestStartNanos + leaseNanos;
+        }
+    }
+
+    /**
+     * Marks the holding of {@code lostOwner} lost, if it is still this key's holding and not lost yet.
+     *
+     * @return whether it was marked now
+     */
+    synchronized boolean lose(String lostOwner, String reason) {
+        if (owner != lostOwner || lostOwner == null || lostReason != null) {
+            return false;
+        }
+        lostReason = reason;
+        renewing = false;
+        return true;
     }
 
     /** Whether the Redis lock is still ours as far as this JVM can know: not lost, lease not run out. */

@@ -1,10 +1,20 @@
 package io.github.redislock.core;
 
-import org.springframework.core.io.ClassPathResource;
-import org.springframework.data.redis.core.script.DefaultRedisScript;
-import org.springframework.data.redis.core.script.RedisScript;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 
-/** The Lua scripts, loaded once from {@code io/github/redislock/*.lua}; run with EVALSHA, EVAL on NOSCRIPT. */
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.util.StreamUtils;
+
+/**
+ * The Lua scripts, read once from {@code io/github/redislock/*.lua}; run with EVALSHA, EVAL on NOSCRIPT.
+ * <p>
+ * Each script's text is read into memory at start-up rather than handed over as a resource: a
+ * resource-backed {@code DefaultRedisScript} checks the file's modification time on every call, which
+ * costs more than the script itself.
+ */
 final class LockScripts {
 
     static final RedisScript<Long> ACQUIRE = load("acquire");
@@ -16,10 +26,11 @@ final class LockScripts {
     }
 
     private static RedisScript<Long> load(String name) {
-        DefaultRedisScript<Long> script = new DefaultRedisScript<>();
-        script.setLocation(new ClassPathResource("io/github/redislock/" + name + ".lua"));
-        script.setResultType(Long.class);
-        script.getSha1(); // reads the resource now, so a missing script fails at start-up
-        return script;
+        ClassPathResource resource = new ClassPathResource("io/github/redislock/" + name + ".lua");
+        try {
+            return RedisScript.of(StreamUtils.copyToString(resource.getInputStream(), StandardCharsets.UTF_8), Long.class);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Could not read the lock script " + resource.getPath(), e);
+        }
     }
 }

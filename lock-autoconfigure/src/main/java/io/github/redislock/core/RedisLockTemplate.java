@@ -10,6 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 
 import org.slf4j.Logger;
@@ -43,6 +45,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     private static final long MAX_SLEEP_MILLIS = 5000;
     /** Waiting clients each release wakes: the longest-waiting, plus one in case that one is gone. */
     private static final String CLIENTS_WOKEN_PER_RELEASE = "2";
+    private static final Duration LONGEST_FINITE_WAIT = Duration.ofDays(36_500);
     /** Pause between attempts while Redis cannot be reached. */
     private static final long ERROR_BACKOFF_MILLIS = 50;
 
@@ -54,6 +57,9 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final ScheduledThreadPoolExecutor watchdog;
     private final WakeupSubscriber subscriber;
     private final List<LockLostListener> lostListeners = new CopyOnWriteArrayList<>();
+    /** Numbers this client's acquisitions, so every attempt has its own owner id in Redis. */
+    private final AtomicLong acquisitions = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     public RedisLockTemplate(StringRedisTemplate redis) {
         this(redis, RedisLockConfig.defaults());
@@ -166,8 +172,10 @@ public final class RedisLockTemplate implements AutoCloseable {
     /** Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease. */
     @Override
     public void close() {
-        watchdog.shutdownNow();
-        subscriber.close();
+        if (closed.compareAndSet(false, true)) {
+            watchdog.shutdownNow();
+            subscriber.close();
+        }
     }
 
     // ---------------------------------------------------------------- acquisition
@@ -203,13 +211,17 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     LocalLock lock(String key, Duration wait, Duration lease, boolean interruptible) throws InterruptedException {
         long start = System.nanoTime();
-        long waitNanos = wait.compareTo(LockOptions.WAIT_FOREVER) >= 0 ? Long.MAX_VALUE : wait.toNanos();
+        // a wait beyond a century cannot be told apart from forever, and would overflow nanosecond arithmetic
+        long waitNanos = wait.compareTo(LONGEST_FINITE_WAIT) > 0 ? Long.MAX_VALUE : wait.toNanos();
         long deadline = waitNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + waitNanos;
         LocalLock lock = retain(key);
         boolean acquired = false;
         boolean interrupted = false;
         try {
             if (lock.mutex.isHeldByCurrentThread()) {
+                if (interruptible && waitNanos > 0 && Thread.interrupted()) {
+                    throw new InterruptedException(); // as ReentrantLock.lockInterruptibly does for its holder
+                }
                 String invalid = lock.invalidReason();
                 if (invalid != null) {
                     throw new LockLostException(key, lock.token, invalid);
@@ -251,9 +263,9 @@ public final class RedisLockTemplate implements AutoCloseable {
     /** The current thread holds the local mutex; takes the Redis lock. Returns whether an interrupt was swallowed. */
     private boolean acquireInRedis(LocalLock lock, long start, long deadline, Duration lease, boolean interruptible)
             throws InterruptedException {
-        // client + thread, plus which acquisition of this key: a late clean-up of an earlier attempt
+        // client + thread, plus which acquisition of this client: a late clean-up of an earlier attempt
         // can never release a later one
-        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + (++lock.acquisitions);
+        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
         long leaseMillis = lease != null ? lease.toMillis() : config.watchdogLease().toMillis();
         List<String> scriptKeys = scriptKeys(lock.key);
         String leaseArg = Long.toString(leaseMillis);
@@ -276,8 +288,7 @@ public final class RedisLockTemplate implements AutoCloseable {
                 reply = null;
             }
             if (reply != null && reply > 0) {
-                lock.held(owner, reply, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart);
-                lock.renewing = lease == null;
+                lock.held(owner, reply, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
                 return interrupted;
             }
             left = remaining(deadline);
@@ -293,6 +304,9 @@ public final class RedisLockTemplate implements AutoCloseable {
                 sleepMillis = ERROR_BACKOFF_MILLIS;
             } else {
                 lastError = null;
+                if (subscriber.startIfNeeded()) {
+                    continue; // a release published before this client listened was missed: look again now
+                }
                 sleepMillis = Math.min(-reply, subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
             }
             sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
@@ -321,7 +335,7 @@ public final class RedisLockTemplate implements AutoCloseable {
             } else if (registered) {
                 redis.execute(LockScripts.LEAVE, List.of(keys.waiters(lock.key), keys.waiterExpiries(lock.key)), clientId);
             }
-        } catch (DataAccessException e) {
+        } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
             log.debug("Could not clean up after giving up on lock '{}'; Redis TTLs will", lock.key, e);
         }
     }
@@ -365,7 +379,11 @@ public final class RedisLockTemplate implements AutoCloseable {
         for (LocalLock lock : locks.values()) {
             long lastRenewal = lock.expiresAtNanos - lock.leaseNanos;
             if (lock.renewing && now - lastRenewal >= lock.leaseNanos / 6) {
-                renew(lock);
+                try {
+                    renew(lock);
+                } catch (Throwable e) { // a periodic task that throws is never run again: keep the watchdog alive
+                    log.error("Renewing lock '{}' failed unexpectedly", lock.key, e);
+                }
             }
         }
     }
@@ -377,40 +395,39 @@ public final class RedisLockTemplate implements AutoCloseable {
         }
         String invalid = lock.invalidReason();
         if (invalid != null) {
-            markLost(lock, invalid);
+            markLost(lock, owner, invalid);
             return;
         }
         long requestStart = System.nanoTime();
         try {
             Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner,
                     Long.toString(TimeUnit.NANOSECONDS.toMillis(lock.leaseNanos)));
-            if (owner != lock.owner) {
-                return; // released meanwhile
-            }
             if (renewed != null && renewed == 1) {
-                lock.expiresAtNanos = requestStart + lock.leaseNanos;
+                lock.renewed(owner, requestStart);
             } else {
-                markLost(lock, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
+                markLost(lock, owner, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
             }
         } catch (RuntimeException e) {
-            String stillInvalid = lock.invalidReason();
-            if (stillInvalid != null && owner == lock.owner) {
-                markLost(lock, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
+            if (lock.invalidReason() != null) {
+                markLost(lock, owner, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
             } else {
                 log.warn("Could not renew lock '{}' (will retry before its lease ends): {}", lock.key, e.toString());
             }
         }
     }
 
-    private void markLost(LocalLock lock, String reason) {
-        lock.lostReason = reason;
-        lock.renewing = false;
-        LockHandle view = new LostView(lock.key, lock.token);
-        log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, lock.token, reason);
+    /** Marks {@code owner}'s holding lost and tells the listeners; nothing if the holder released it meanwhile. */
+    private void markLost(LocalLock lock, String owner, String reason) {
+        long token = lock.token;
+        if (!lock.lose(owner, reason)) {
+            return;
+        }
+        LockHandle view = new LostView(lock.key, token);
+        log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, token, reason);
         for (LockLostListener listener : lostListeners) {
             try {
                 listener.lockLost(view, reason);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError e) {
                 log.warn("LockLostListener {} failed", listener, e);
             }
         }
@@ -429,11 +446,9 @@ public final class RedisLockTemplate implements AutoCloseable {
             unretain(lock);
             return;
         }
-        String owner = lock.owner;
         long token = lock.token;
         String invalid = lock.invalidReason();
-        lock.renewing = false;
-        lock.owner = null;
+        String owner = lock.releasing();
         boolean released = true;
         try {
             released = releaseInRedis(lock.key, owner);

@@ -47,15 +47,22 @@ final class WakeupSubscriber implements AutoCloseable {
 
     /** Whether release messages reach this client now. Subscribes on the first call. */
     boolean isListening() {
-        if (!started) {
-            start();
-        }
+        startIfNeeded();
         return container.isListening();
     }
 
-    private synchronized void start() {
+    /**
+     * Subscribes, unless that was done before.
+     *
+     * @return whether it subscribed now: releases published before this moment did not reach this client
+     */
+    boolean startIfNeeded() {
+        return !started && start();
+    }
+
+    private synchronized boolean start() {
         if (started) {
-            return;
+            return false;
         }
         started = true;
         try {
@@ -63,6 +70,7 @@ final class WakeupSubscriber implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers", e.toString());
         }
+        return true;
     }
 
     private static final class Listener implements MessageListener, SubscriptionListener {

@@ -116,9 +116,8 @@ class RedisLockFaultTest {
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         // wait time 500 ms + one client timeout (connect 500 ms, read 1 s) + slack
         assertThat(tookMs).isLessThan(500 + 1500 + 1000);
-        assertThat(template.localLockCount()).isZero();
+        assertThat(template.localLockCount()).as("nothing held or queued in this JVM").isZero();
         server.restart();
-        assertThat(server.command("EXISTS", LOCK_KEY)).isEqualTo("0");
         try (LockHandle handle = acquireRetrying(template)) {
             assertThat(handle.isHeld()).isTrue();
         }
@@ -168,7 +167,8 @@ class RedisLockFaultTest {
         long recoveredMs = TimeUnit.NANOSECONDS.toMillis(acquiredAfterRestartMs[0] - restartedAt);
         System.out.println("waiter held the lock " + recoveredMs + " ms after the Redis restart began");
         assertThat(acquiredAfterRestartMs[0]).isPositive();
-        assertThat(recoveredMs).isLessThan(5000);
+        // without the resubscription notice it would sleep on until its 5 s re-check (about 4.7 s from here)
+        assertThat(recoveredMs).isLessThan(3000);
     }
 
     @Test

@@ -196,20 +196,38 @@ class RedisLockTemplateTest {
     }
 
     @Test
+    void everyAcquisitionHasItsOwnOwnerIdSoALateCleanUpCannotReleaseALaterOne() {
+        String firstOwner;
+        try (LockHandle handle = first.acquire(key, LockOptions.tryOnce())) {
+            firstOwner = redis.opsForValue().get(lockKey());
+        }
+        try (LockHandle again = first.acquire(key, LockOptions.tryOnce())) {
+            String secondOwner = redis.opsForValue().get(lockKey());
+            assertThat(secondOwner).startsWith(first.clientId() + ":" + Thread.currentThread().getId() + ":")
+                    .isNotEqualTo(firstOwner);
+        }
+    }
+
+    @Test
     void theWatchdogKeepsALockForThreeTimesItsLeaseAndStopsAtRelease() throws Exception {
         try (RedisClients own = new RedisClients(server)) {
             RedisLockTemplate shortLease = own.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(600)));
             LockHandle handle = shortLease.acquire(key, LockOptions.waitFor(TWO_SECONDS));
             assertThat(shortLease.scheduledRenewalCount()).isEqualTo(1);
+            long renewalsBefore = commandCalls("pexpire");
             long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1800);
             while (System.nanoTime() < end) {
                 assertThat(second.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
                 assertThat(handle.isHeld()).isTrue();
                 Thread.sleep(100);
             }
+            assertThat(commandCalls("pexpire") - renewalsBefore).as("renewals while held").isGreaterThanOrEqualTo(3);
             assertThat(redis.getExpire(lockKey(), TimeUnit.MILLISECONDS)).isPositive();
             handle.release();
             assertThat(shortLease.scheduledRenewalCount()).isZero();
+            long renewalsAtRelease = commandCalls("pexpire");
+            Thread.sleep(1000); // more than three watchdog ticks
+            assertThat(commandCalls("pexpire")).as("no renewal after the release").isEqualTo(renewalsAtRelease);
         }
     }
 
@@ -302,7 +320,7 @@ class RedisLockTemplateTest {
                 }
             }
             assertThat(redis.opsForZSet().size(waitersKey())).isEqualTo(waiters);
-            long before = evalshaCalls();
+            long before = awaitNoScriptCalls();
             held.release();
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (order.isEmpty() && System.nanoTime() < end) {
@@ -473,8 +491,8 @@ class RedisLockTemplateTest {
         assertThat(server.command("KEYS", "redis-lock:{" + key + "*")).isEmpty();
         // one wake-up channel per client, never one per key
         assertThat(server.command("PUBSUB", "CHANNELS", "redis-lock:*").lines())
-                .allMatch(channel -> channel.startsWith("redis-lock:wake:"))
-                .hasSizeLessThanOrEqualTo(3);
+                .allMatch(channel -> channel.matches("redis-lock:wake:[0-9a-f]{32}"))
+                .noneMatch(channel -> channel.contains(key));
     }
 
     private void awaitWaiterRegistered() throws InterruptedException {
@@ -486,9 +504,29 @@ class RedisLockTemplateTest {
         Thread.sleep(20);
     }
 
+    /** Waits until no client runs a script for 100 ms (every waiter asleep); returns the script calls so far. */
+    private long awaitNoScriptCalls() throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long calls = evalshaCalls();
+        while (System.nanoTime() < end) {
+            Thread.sleep(100);
+            long now = evalshaCalls();
+            if (now == calls) {
+                return now;
+            }
+            calls = now;
+        }
+        throw new AssertionError("clients kept running scripts for 5 s: someone is polling");
+    }
+
     private long evalshaCalls() {
+        return commandCalls("evalsha");
+    }
+
+    /** Calls of a command so far, including those made from scripts (INFO commandstats). */
+    private long commandCalls(String command) {
         String stats = server.command("INFO", "commandstats");
-        return stats.lines().filter(l -> l.startsWith("cmdstat_evalsha:")).findFirst()
+        return stats.lines().filter(l -> l.startsWith("cmdstat_" + command + ":")).findFirst()
                 .map(l -> Long.parseLong(l.substring(l.indexOf("calls=") + 6, l.indexOf(','))))
                 .orElse(0L);
     }
