@@ -13,6 +13,9 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 import java.util.stream.Stream;
 
 import io.github.redislock.core.LockOptions;
@@ -200,6 +203,9 @@ final class DistributedLockOperation {
         }
         if (type == Stream.class) {
             return Stream.empty();
+        }
+        if (type == CompletableFuture.class || type == CompletionStage.class || type == Future.class) {
+            return CompletableFuture.completedFuture(null); // a caller that joins it must not meet null
         }
         return null;
     }

@@ -45,6 +45,12 @@ public final class RedisLockAutoConfiguration {
     }
 
     @Bean
+    @ConditionalOnBean(RedisLockTemplate.class)
+    RedisLockTemplateLifecycle redisLockTemplateLifecycle(RedisLockTemplate template) {
+        return new RedisLockTemplateLifecycle(template);
+    }
+
+    @Bean
     @ConditionalOnMissingBean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static DistributedLockAdvisor distributedLockAdvisor(ObjectProvider<RedisLockTemplate> template,

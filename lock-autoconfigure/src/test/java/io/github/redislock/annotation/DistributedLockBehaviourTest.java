@@ -167,6 +167,7 @@ class DistributedLockBehaviourTest {
                 assertThat(skipping.map()).isEmpty();
                 assertThat(skipping.collection()).isEmpty();
                 assertThat(skipping.boxed()).isNull();
+                assertThat(skipping.future()).isCompletedWithValue(null);
                 skipping.nothing();
                 assertThat(skipping.runs()).as("no method body ran").isZero();
             }
@@ -390,6 +391,12 @@ class DistributedLockBehaviourTest {
         public Integer boxed() {
             runs.incrementAndGet();
             return 1;
+        }
+
+        @DistributedLock(key = "'skip'", waitTime = "0s", onFailure = OnFailure.SKIP)
+        public CompletableFuture<String> future() {
+            runs.incrementAndGet();
+            return CompletableFuture.completedFuture("ran");
         }
 
         @DistributedLock(key = "'skip'", waitTime = "0s", onFailure = OnFailure.SKIP)

@@ -3,6 +3,7 @@ package io.github.redislock.annotation;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -23,6 +24,7 @@ import io.github.redislock.test.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,6 +33,8 @@ import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Every annotation behaviour on a real redis-server, once with Jedis and once with Lettuce. */
@@ -135,6 +139,8 @@ class DistributedLockIntegrationTest {
             assertThat(classLevel.first()).isPositive();
             assertThat(classLevel.second()).isGreaterThan(0);
             assertThat(context.getBean(Orders.class).metaAnnotated(9)).isPositive();
+            assertThat(context.getBean(Orders.class).aliased("bob")).as("key passed through @AliasFor")
+                    .containsExactly("customer-lock:bob");
         });
     }
 
@@ -201,6 +207,22 @@ class DistributedLockIntegrationTest {
         run(context -> assertThatThrownBy(() -> context.getBean(Orders.class).nullableKey(null))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("Orders.nullableKey(String)").hasMessageContaining("\"#id\"").hasMessageContaining("null"));
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void stoppingTheApplicationClosesTheSubscriptionBeforeTheRedisConnections(CapturedOutput output) {
+        run(context -> {
+            RedisLockTemplate other = otherClient(context);
+            try (LockHandle held = other.acquire("shutdown", LockOptions.tryOnce())) {
+                // waiting subscribes this client to its release notices
+                assertThat(context.getBean(RedisLockTemplate.class).tryAcquire("shutdown",
+                        LockOptions.waitFor(Duration.ofMillis(100)))).isEmpty();
+            } finally {
+                other.close();
+            }
+        });
+        assertThat(output).doesNotContain("Unable to unsubscribe").doesNotContain("unreleased connections");
     }
 
     private static RedisLockTemplate otherClient(AssertableApplicationContext context) {

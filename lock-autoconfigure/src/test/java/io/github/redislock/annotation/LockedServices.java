@@ -7,6 +7,7 @@ import java.lang.annotation.Target;
 import java.util.List;
 import java.util.Optional;
 
+import org.springframework.core.annotation.AliasFor;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Beans with every form of {@link DistributedLock} the integration tests call. */
@@ -25,6 +26,15 @@ final class LockedServices {
     @Target(ElementType.METHOD)
     @DistributedLock(name = "order-lock", key = "#orderId", waitTime = "1s")
     @interface OrderLock {
+    }
+
+    /** A user's own annotation that passes {@code key} through to {@link DistributedLock}. */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.METHOD)
+    @DistributedLock(name = "customer-lock", waitTime = "1s")
+    @interface CustomerLock {
+        @AliasFor(annotation = DistributedLock.class)
+        String[] key() default {};
     }
 
     static class Orders {
@@ -105,6 +115,11 @@ final class LockedServices {
         @OrderLock
         public long metaAnnotated(long orderId) {
             return LockContext.fencingToken("order-lock:" + orderId);
+        }
+
+        @CustomerLock(key = "#customer")
+        public java.util.Set<String> aliased(String customer) {
+            return LockContext.keys();
         }
 
         @DistributedLock

@@ -70,7 +70,7 @@ class TransactionalLockTest {
     }
 
     @Test
-    void aSecondCallerNeverReadsUncommittedDataSoNoUpdateIsLost() {
+    void aSecondCallerReadsOnlyTheCommittedBalanceOfTheFirstSoNoUpdateIsLost() {
         runner("lost-updates").run(context -> {
             Accounts accounts = context.getBean(Accounts.class);
             ExecutorService pool = Executors.newFixedThreadPool(8);

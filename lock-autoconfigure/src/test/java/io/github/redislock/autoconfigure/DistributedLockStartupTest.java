@@ -33,6 +33,8 @@ class DistributedLockStartupTest {
         return Stream.of(
                 Arguments.of(BadDuration.class, "BadDuration.run()", "waitTime = \"two seconds\" is not a duration"),
                 Arguments.of(UnsupportedType.class, "UnsupportedType.run()", "type = READ is not available"),
+                Arguments.of(FairType.class, "FairType.run()", "type = FAIR is not available"),
+                Arguments.of(WriteType.class, "WriteType.run()", "type = WRITE is not available"),
                 Arguments.of(SkipPrimitive.class, "SkipPrimitive.count()", "onFailure = SKIP cannot return a value of primitive type int"),
                 Arguments.of(TypeReference.class, "TypeReference.run(String)", "\"T(java.lang.Runtime).getRuntime()\" uses a type reference"),
                 Arguments.of(Constructor.class, "Constructor.run(String)", "\"new java.io.File(#p0)\" calls a constructor"),
@@ -62,7 +64,9 @@ class DistributedLockStartupTest {
             assertThat(context).hasNotFailed();
             assertThat(output).contains("@DistributedLock on " + Unproxyable.class.getName() + ".secret() has no effect")
                     .contains("a proxy cannot intercept a private method")
-                    .contains(Unproxyable.class.getName() + ".sealed() has no effect");
+                    .contains(Unproxyable.class.getName() + ".sealed() has no effect")
+                    .contains(Unproxyable.class.getName() + ".shared() has no effect")
+                    .contains("a proxy cannot intercept a static method");
         });
     }
 
@@ -128,6 +132,18 @@ class DistributedLockStartupTest {
         }
     }
 
+    static class FairType {
+        @DistributedLock(key = "'k'", type = LockType.FAIR)
+        public void run() {
+        }
+    }
+
+    static class WriteType {
+        @DistributedLock(key = "'k'", type = LockType.WRITE)
+        public void run() {
+        }
+    }
+
     static class SkipPrimitive {
         @DistributedLock(key = "'k'", onFailure = OnFailure.SKIP)
         public int count() {
@@ -179,6 +195,10 @@ class DistributedLockStartupTest {
 
         @DistributedLock(key = "'k'")
         public final void sealed() {
+        }
+
+        @DistributedLock(key = "'k'")
+        public static void shared() {
         }
 
         void use() {

@@ -13,6 +13,7 @@ import io.github.redislock.core.RedisLockTemplate;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -60,6 +61,14 @@ class RedisLockAutoConfigurationTest {
     }
 
     @Test
+    void backsOffWhenUserDefinesAdvisor() {
+        runner.withUserConfiguration(UserAdvisor.class).run(context -> {
+            assertThat(context).hasSingleBean(DistributedLockAdvisor.class);
+            assertThat(context.getBean(DistributedLockAdvisor.class).getOrder()).isEqualTo(7);
+        });
+    }
+
+    @Test
     void disabledByProperty() {
         runner.withPropertyValues("redis-lock.enabled=false").run(context -> assertThat(context)
                 .doesNotHaveBean(RedisLockTemplate.class).doesNotHaveBean(DistributedLockAdvisor.class)
@@ -100,7 +109,7 @@ class RedisLockAutoConfigurationTest {
     }
 
     @Test
-    void theIdeMetadataIsInTheJar() throws Exception {
+    void theIdeMetadataIsGeneratedForEveryProperty() throws Exception {
         try (InputStream in = RedisLockProperties.class.getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
             assertThat(in).isNotNull();
             String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
@@ -158,6 +167,15 @@ class RedisLockAutoConfigurationTest {
         @Bean
         RedisLockTemplate myLockTemplate(StringRedisTemplate redis) {
             return new RedisLockTemplate(redis, io.github.redislock.core.RedisLockConfig.defaults().withKeyPrefix("mine"));
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserAdvisor {
+
+        @Bean
+        static DistributedLockAdvisor myLockAdvisor(ObjectProvider<RedisLockTemplate> template) {
+            return new DistributedLockAdvisor(template::getObject, null, null, 7);
         }
     }
 

@@ -6,12 +6,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import org.springframework.http.HttpStatus;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
 
 /**
  * {@code POST /flash-sale/{item}/rush?stock=10&buyers=50&locked=true} restocks the item and lets 50
@@ -48,6 +50,9 @@ public class FlashSaleController {
     public RushResult rush(@PathVariable String item, @RequestParam(defaultValue = "10") int stock,
             @RequestParam(defaultValue = "50") int buyers, @RequestParam(defaultValue = "true") boolean locked)
             throws Exception {
+        if (buyers < 1 || buyers > 10_000 || stock < 0) {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "buyers must be 1 to 10000 and stock at least 0");
+        }
         inventory.restock(item, stock);
         ExecutorService pool = Executors.newFixedThreadPool(Math.min(buyers, 64));
         try {

@@ -3,6 +3,8 @@ package io.github.redislock.sample;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
@@ -21,6 +23,10 @@ import org.springframework.core.env.MapPropertySource;
  * and nothing answers on localhost:6379, start a real {@code redis-server} on a free port, point
  * {@code spring.data.redis.*} at it, and stop it when the application stops.
  * {@code sample.start-redis=false} turns this off.
+ * <p>
+ * The started server's port is written to a file in the temporary directory, so a second instance
+ * started beside the first uses the same Redis instead of starting its own: two instances on two
+ * Redis servers would never contend for a lock.
  */
 public final class LocalRedisEnvironmentPostProcessor implements EnvironmentPostProcessor, Ordered {
 
@@ -35,30 +41,74 @@ public final class LocalRedisEnvironmentPostProcessor implements EnvironmentPost
 
     @Override
     public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
-        startRedisIfNoneAnswers(environment, application, 6379);
+        startRedisIfNoneAnswers(environment, application, 6379,
+                Path.of(System.getProperty("java.io.tmpdir"), "redis-lock-sample", "redis.port"));
     }
 
-    /** @return the started server, or {@code null} when Redis is configured, answers, or starting is off */
+    /**
+     * @param portFile where the port of a Redis started by a sample instance is shared with the next ones
+     * @return the started server, or {@code null} when Redis is configured, answers, another instance's
+     *         Redis answers, or starting is off
+     */
     RedisServerProcess startRedisIfNoneAnswers(ConfigurableEnvironment environment, SpringApplication application,
-            int defaultPort) {
+            int defaultPort, Path portFile) {
         if (!environment.getProperty("sample.start-redis", Boolean.class, true)) {
             return null;
         }
         if (USER_REDIS_PROPERTIES.stream().anyMatch(environment::containsProperty) || answers("localhost", defaultPort)) {
             return null;
         }
+        Integer shared = readPort(portFile);
+        if (shared != null && answers("127.0.0.1", shared)) {
+            log.info("No Redis answered on localhost:" + defaultPort + "; using the redis-server another sample instance "
+                    + "started on port " + shared + " (it stops with that instance)");
+            pointAt(environment, "127.0.0.1", shared);
+            return null;
+        }
         RedisServerProcess redis = RedisServerProcess.start();
         log.info("No Redis answered on localhost:" + defaultPort + ", so the sample started its own redis-server on port " + redis.port()
                 + " (" + RedisServerProcess.binary() + "); set sample.start-redis=false to turn this off");
-        environment.getPropertySources().addFirst(new MapPropertySource("sample-local-redis",
-                Map.of("spring.data.redis.host", redis.host(), "spring.data.redis.port", redis.port())));
+        pointAt(environment, redis.host(), redis.port());
+        writePort(portFile, redis.port());
+        Runnable stop = () -> {
+            redis.close();
+            if (Integer.valueOf(redis.port()).equals(readPort(portFile))) {
+                try {
+                    Files.deleteIfExists(portFile);
+                } catch (IOException ignored) {
+                    // a stale file names a port nobody answers on: the next instance starts its own
+                }
+            }
+        };
         application.addListeners(event -> {
             if (event instanceof ContextClosedEvent) {
-                redis.close();
+                stop.run();
             }
         });
-        Runtime.getRuntime().addShutdownHook(new Thread(redis::close, "sample-redis-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(stop, "sample-redis-shutdown"));
         return redis;
+    }
+
+    private static void pointAt(ConfigurableEnvironment environment, String host, int port) {
+        environment.getPropertySources().addFirst(new MapPropertySource("sample-local-redis",
+                Map.of("spring.data.redis.host", host, "spring.data.redis.port", port)));
+    }
+
+    private static Integer readPort(Path portFile) {
+        try {
+            return Integer.valueOf(Files.readString(portFile).trim());
+        } catch (IOException | NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private void writePort(Path portFile, int port) {
+        try {
+            Files.createDirectories(portFile.getParent());
+            Files.writeString(portFile, Integer.toString(port));
+        } catch (IOException e) {
+            log.warn("Could not record the sample Redis port in " + portFile + ": a second instance will start its own Redis");
+        }
     }
 
     private static boolean answers(String host, int port) {
