@@ -80,7 +80,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         long tick = config.watchdogLease().toNanos() / 3;
         this.watchdog.scheduleWithFixedDelay(this::renewHeldLocks, tick, tick, TimeUnit.NANOSECONDS);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
-                keys.wakeChannelPrefix() + clientId, this::onReleasePublished, this::wakeAllWaiters);
+                keys.wakeChannelPrefix() + clientId, this::onReleasePublished, this::wakeAllWaiters, config.watchdogLease());
     }
 
     // ---------------------------------------------------------------- public API
@@ -164,7 +164,12 @@ public final class RedisLockTemplate implements AutoCloseable {
         return locks.size();
     }
 
-    /** Locks the watchdog is renewing (for diagnostics and tests). */
+    /** Whether this client is subscribed to release notices: only while, or shortly after, its threads wait. */
+    public boolean isSubscribed() {
+        return subscriber.isSubscribed();
+    }
+
+        /** Locks the watchdog is renewing (for diagnostics and tests). */
     public int scheduledRenewalCount() {
         return (int) locks.values().stream().filter(lock -> lock.renewing).count();
     }
@@ -263,6 +268,18 @@ public final class RedisLockTemplate implements AutoCloseable {
     /** The current thread holds the local mutex; takes the Redis lock. Returns whether an interrupt was swallowed. */
     private boolean acquireInRedis(LocalLock lock, long start, long deadline, Duration lease, boolean interruptible)
             throws InterruptedException {
+        boolean[] waited = {false};
+        try {
+            return acquireInRedis(lock, start, deadline, lease, interruptible, waited);
+        } finally {
+            if (waited[0]) {
+                subscriber.waiterLeaves();
+            }
+        }
+    }
+
+    private boolean acquireInRedis(LocalLock lock, long start, long deadline, Duration lease, boolean interruptible,
+            boolean[] waited) throws InterruptedException {
         // client + thread, plus which acquisition of this client: a late clean-up of an earlier attempt
         // can never release a later one
         String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
@@ -304,6 +321,10 @@ public final class RedisLockTemplate implements AutoCloseable {
                 sleepMillis = ERROR_BACKOFF_MILLIS;
             } else {
                 lastError = null;
+                if (!waited[0]) {
+                    waited[0] = true;
+                    subscriber.waiterArrives();
+                }
                 if (subscriber.startIfNeeded()) {
                     continue; // a release published before this client listened was missed: look again now
                 }
@@ -375,6 +396,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      * lock is a set insertion: no task per lock, no wake-up of the watchdog thread on the hot path.
      */
     private void renewHeldLocks() {
+        subscriber.unsubscribeIfIdle();
         long now = System.nanoTime();
         for (LocalLock lock : locks.values()) {
             long lastRenewal = lock.expiresAtNanos - lock.leaseNanos;

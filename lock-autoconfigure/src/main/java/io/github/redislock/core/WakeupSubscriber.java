@@ -1,6 +1,8 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import org.slf4j.Logger;
@@ -18,14 +20,20 @@ import org.springframework.util.backoff.FixedBackOff;
 /**
  * This client's one subscription: the channel on which releases are announced to it. Releases
  * publish only to clients registered as waiting for that lock, so an idle client receives nothing.
- * Started on the first wait; if it is not listening, waiters fall back to short re-checks.
+ * Started on the first wait; if it is not listening, waiters fall back to short re-checks. Once no
+ * thread of this client has waited for the idle time, it unsubscribes, and subscribes again at the
+ * next wait: no channel stays subscribed after its waiters are gone.
  */
 final class WakeupSubscriber implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WakeupSubscriber.class);
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    private final Listener listener;
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final long idleNanos;
     private volatile boolean started;
+    private volatile long idleSince = System.nanoTime();
 
     /**
      * @param onRelease told the lock name of each release published to this client
@@ -33,7 +41,8 @@ final class WakeupSubscriber implements AutoCloseable {
      *        waiter registrations, if Redis restarted) may have been lost meanwhile
      */
     WakeupSubscriber(RedisConnectionFactory connectionFactory, String channel, Consumer<String> onRelease,
-            Runnable onResubscribed) {
+            Runnable onResubscribed, Duration idleTime) {
+        this.idleNanos = idleTime.toNanos();
         SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("redis-lock-wakeup-");
         executor.setDaemon(true);
         container.setConnectionFactory(connectionFactory);
@@ -41,8 +50,42 @@ final class WakeupSubscriber implements AutoCloseable {
         container.setTaskExecutor(new SyncTaskExecutor());
         container.setSubscriptionExecutor(executor);
         container.setRecoveryBackoff(new FixedBackOff(500, FixedBackOff.UNLIMITED_ATTEMPTS));
-        container.addMessageListener(new Listener(onRelease, onResubscribed), new ChannelTopic(channel));
+        listener = new Listener(onRelease, onResubscribed);
+        container.addMessageListener(listener, new ChannelTopic(channel));
         container.afterPropertiesSet();
+    }
+
+    /** A thread of this client starts waiting for a lock. */
+    void waiterArrives() {
+        waiting.incrementAndGet();
+    }
+
+    /** A thread of this client stops waiting (it got the lock, gave up, or failed). */
+    void waiterLeaves() {
+        if (waiting.decrementAndGet() == 0) {
+            idleSince = System.nanoTime();
+        }
+    }
+
+    /** Whether the subscription is up or being set up (for diagnostics and tests). */
+    boolean isSubscribed() {
+        return started;
+    }
+
+    /**
+     * Unsubscribes if no thread has waited for the idle time; called periodically. A thread that starts
+     * waiting meanwhile subscribes again (it waits for this to finish, then finds it stopped).
+     */
+    synchronized void unsubscribeIfIdle() {
+        if (started && waiting.get() == 0 && System.nanoTime() - idleSince >= idleNanos) {
+            started = false;
+            try {
+                container.stop();
+            } catch (RuntimeException e) {
+                log.debug("Unsubscribing from lock release notices failed", e);
+            }
+            listener.stoppedOnPurpose();
+        }
     }
 
     /** Whether release messages reach this client now. Subscribes on the first call. */
@@ -87,6 +130,11 @@ final class WakeupSubscriber implements AutoCloseable {
         @Override
         public void onMessage(Message message, byte[] pattern) {
             onRelease.accept(new String(message.getBody(), StandardCharsets.UTF_8));
+        }
+
+        /** The next subscription is a new start, not a recovery: nothing was missed while nobody waited. */
+        synchronized void stoppedOnPurpose() {
+            subscribedBefore = false;
         }
 
         @Override

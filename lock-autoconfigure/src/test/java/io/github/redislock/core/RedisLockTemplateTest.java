@@ -459,6 +459,39 @@ class RedisLockTemplateTest {
     }
 
     @Test
+    void aClientUnsubscribesOnceNoThreadHasWaitedForALeaseAndSubscribesAgainAtTheNextWait() throws Exception {
+        try (RedisClients own = new RedisClients(server)) {
+            RedisLockTemplate waiter = own.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(600)));
+            String channel = "redis-lock:wake:" + waiter.clientId();
+            for (int round = 1; round <= 2; round++) {
+                LockHandle held = first.acquire(key, LockOptions.tryOnce()); // a 30 s lease: no early re-check
+                Future<Long> waitedMillis = Executors.newSingleThreadExecutor().submit(() -> {
+                    long start = System.nanoTime();
+                    try (LockHandle taken = waiter.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+                        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                    }
+                });
+                awaitWaiterRegistered();
+                assertThat(subscribers(channel)).as("subscribed while waiting, round " + round).isEqualTo(1);
+                held.release();
+                assertThat(waitedMillis.get(10, TimeUnit.SECONDS)).as("woken by the release, round " + round)
+                        .isLessThan(3000);
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (subscribers(channel) > 0 && System.nanoTime() < end) {
+                    Thread.sleep(50);
+                }
+                assertThat(subscribers(channel)).as("unsubscribed once idle, round " + round).isZero();
+                assertThat(waiter.isSubscribed()).isFalse();
+            }
+        }
+    }
+
+    private int subscribers(String channel) {
+        List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
+        return Integer.parseInt(reply.get(reply.size() - 1).trim());
+    }
+
+    @Test
     void tenThousandCyclesOnDistinctKeysLeaveNothingBehind() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         List<Future<?>> futures = new ArrayList<>();
