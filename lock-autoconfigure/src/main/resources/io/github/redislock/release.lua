@@ -1,11 +1,32 @@
--- Releases a lock held by the caller and wakes the clients that have waited longest for it.
--- KEYS[1] the lock, KEYS[2] the fencing counter (untouched: it expires on its own), KEYS[3] waiting clients by arrival,
--- KEYS[4] waiting clients by expiry
+-- Releases a lock held by the caller and wakes the clients that have waited longest for it; or, when the caller's
+-- client has another thread queued for the lock and no other client waits, hands it straight to that thread.
+-- KEYS[1] the lock, KEYS[2] the fencing counter, KEYS[3] waiting clients by arrival, KEYS[4] waiting clients by expiry
 -- ARGV[1] owner id, ARGV[2] wake-up channel prefix, ARGV[3] the lock's name as clients know it,
--- ARGV[4] how many waiting clients to wake
--- Returns 1 when released, 0 when the caller did not hold the lock (expired or taken over); nothing changes then.
+-- ARGV[4] how many waiting clients to wake,
+-- ARGV[5] (optional) owner id for the next holder of the caller's client, ARGV[6] its lease in ms,
+-- ARGV[7] fence grace in ms, ARGV[8] the caller's client id
+-- Returns 1 when released, 0 when the caller did not hold the lock (expired or taken over; nothing changes),
+-- or the next holder's fencing token (a server-clock value, far above 1) when handed over.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
+end
+if ARGV[5] then
+  local others = redis.call('ZCARD', KEYS[3])
+  if others > 0 and redis.call('ZSCORE', KEYS[3], ARGV[8]) then
+    others = others - 1
+  end
+  if others == 0 then
+    redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
+    -- a new holder gets a new token, as in acquire.lua: the server clock in microseconds, above the last one
+    local now = redis.call('TIME')
+    local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+    local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+    if token <= last then
+      token = last + 1
+    end
+    redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[7])
+    return token
+  end
 end
 redis.call('DEL', KEYS[1])
 if redis.call('EXISTS', KEYS[4]) == 1 then

@@ -25,6 +25,11 @@ final class LocalLock {
     volatile String lostReason;
     /** Whether the watchdog renews this holding (no explicit lease). */
     volatile boolean renewing;
+    /**
+     * Whether the last holder handed the Redis lock to whichever thread takes {@link #mutex} next: the
+     * holding above then belongs to that thread, which adopts it without a round trip.
+     */
+    volatile boolean handedOver;
 
     private long wakeups;
 

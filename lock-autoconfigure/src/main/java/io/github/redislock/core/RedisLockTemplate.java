@@ -246,6 +246,10 @@ public final class RedisLockTemplate implements AutoCloseable {
             } else if (!lock.mutex.tryLock(remaining(deadline), TimeUnit.NANOSECONDS)) {
                 return null;
             }
+            if (lock.handedOver && adoptHandover(lock, lease)) {
+                acquired = true;
+                return lock;
+            }
             try {
                 interrupted |= acquireInRedis(lock, start, deadline, lease, interruptible);
                 acquired = lock.owner != null;
@@ -348,7 +352,7 @@ public final class RedisLockTemplate implements AutoCloseable {
                 // so the caller's failure is not delayed by another client timeout
                 watchdog.execute(() -> {
                     try {
-                        releaseInRedis(lock.key, owner);
+                        releaseInRedis(lock.key, owner, null);
                     } catch (RuntimeException e) {
                         log.debug("Could not undo a possibly taken lock '{}'; its lease will end it", lock.key, e);
                     }
@@ -374,7 +378,19 @@ public final class RedisLockTemplate implements AutoCloseable {
     }
 
     private void unretain(LocalLock lock) {
-        locks.computeIfPresent(lock.key, (k, current) -> current != lock || --current.users > 0 ? current : null);
+        boolean[] dropped = {false};
+        locks.computeIfPresent(lock.key, (k, current) -> {
+            if (current != lock || --current.users > 0) {
+                return current;
+            }
+            dropped[0] = true;
+            return null;
+        });
+        if (dropped[0] && lock.handedOver) {
+            // every thread queued for it gave up: nobody will take the lock it was handed
+            lock.handedOver = false;
+            giveBack(lock);
+        }
     }
 
     private void onReleasePublished(String key) {
@@ -471,9 +487,21 @@ public final class RedisLockTemplate implements AutoCloseable {
         long token = lock.token;
         String invalid = lock.invalidReason();
         String owner = lock.releasing();
-        boolean released = true;
+        long reply = 1;
         try {
-            released = releaseInRedis(lock.key, owner);
+            if (invalid == null && lock.mutex.hasQueuedThreads()) {
+                // another thread of this JVM queues for the key: hand the lock to it in the same round trip,
+                // unless another client waits (then the script releases it as usual)
+                String next = clientId + ":handover:" + acquisitions.incrementAndGet();
+                long requestStart = System.nanoTime();
+                reply = releaseInRedis(lock.key, owner, next);
+                if (reply > 1) {
+                    lock.held(next, reply, config.watchdogLease().toNanos(), requestStart, true);
+                    lock.handedOver = true;
+                }
+            } else {
+                reply = releaseInRedis(lock.key, owner, null);
+            }
         } catch (DataAccessException e) {
             log.warn("Could not release lock '{}' in Redis; it frees itself when its lease ends: {}", lock.key, e.toString());
         } finally {
@@ -483,15 +511,66 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (invalid != null) {
             throw new LockLostException(lock.key, token, invalid);
         }
-        if (!released) {
+        if (reply == 0) {
             throw new LockLostException(lock.key, token, "Redis no longer had it as this owner's at release");
         }
     }
 
-    private boolean releaseInRedis(String key, String owner) {
-        Long reply = redis.execute(LockScripts.RELEASE, scriptKeys(key), owner, keys.wakeChannelPrefix(), key,
-                CLIENTS_WOKEN_PER_RELEASE);
-        return reply != null && reply == 1;
+    /**
+     * Runs the release script; with {@code nextOwner}, it may hand the lock over instead.
+     *
+     * @return 1 when released, 0 when {@code owner} no longer held it, else the next holder's fencing token
+     */
+    private long releaseInRedis(String key, String owner, String nextOwner) {
+        Long reply = nextOwner == null
+                ? redis.execute(LockScripts.RELEASE, scriptKeys(key), owner, keys.wakeChannelPrefix(), key,
+                        CLIENTS_WOKEN_PER_RELEASE)
+                : redis.execute(LockScripts.RELEASE, scriptKeys(key), owner, keys.wakeChannelPrefix(), key,
+                        CLIENTS_WOKEN_PER_RELEASE, nextOwner, Long.toString(config.watchdogLease().toMillis()),
+                        Long.toString(FENCE_GRACE_MILLIS), clientId);
+        return reply == null ? 0 : reply;
+    }
+
+    /**
+     * Takes over a lock the previous holder handed to this thread (it holds the mutex now).
+     *
+     * @return whether this thread holds the Redis lock now; if not, it acquires it the usual way
+     */
+    private boolean adoptHandover(LocalLock lock, Duration lease) {
+        lock.handedOver = false;
+        String owner = lock.owner;
+        if (owner == null || !lock.isValid()) {
+            giveBack(lock); // lost or run out while it waited for its next holder
+            return false;
+        }
+        if (lease == null) {
+            return true; // handed over with the watchdog's lease, and renewed since
+        }
+        long requestStart = System.nanoTime();
+        try {
+            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner, Long.toString(lease.toMillis()));
+            if (renewed != null && renewed == 1) {
+                lock.held(owner, lock.token, lease.toNanos(), requestStart, false); // a fixed lease: not renewed
+                return true;
+            }
+        } catch (DataAccessException e) {
+            log.debug("Could not set the lease of handed-over lock '{}'; acquiring it afresh", lock.key, e);
+        }
+        giveBack(lock);
+        return false;
+    }
+
+    /** Releases a handed-over lock that no thread took; the releasing thread does not hold the mutex. */
+    private void giveBack(LocalLock lock) {
+        String owner = lock.releasing();
+        if (owner == null) {
+            return;
+        }
+        try {
+            releaseInRedis(lock.key, owner, null);
+        } catch (DataAccessException e) {
+            log.debug("Could not release handed-over lock '{}'; its lease will end it", lock.key, e);
+        }
     }
 
     private List<String> scriptKeys(String key) {

@@ -1,7 +1,10 @@
 package io.github.redislock.bench;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 
@@ -14,7 +17,10 @@ final class Workers {
     private Workers() {
     }
 
-    /** {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> <start epoch ms>}. */
+    /**
+     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key>}: warms up, prints
+     * {@code ready}, starts its window at the first line on standard input, prints {@code ops <count>}.
+     */
     static void hotKey(String[] args) throws Exception {
         String name = args[1];
         int port = Integer.parseInt(args[2]);
@@ -22,11 +28,12 @@ final class Workers {
         long windowNanos = (long) (Double.parseDouble(args[4]) * 1e9);
         String key = args[5];
         String counterKey = args[6];
-        long startAt = Long.parseLong(args[7]);
         JedisConnectionFactory counterConnection = Contender.jedis(port);
         StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
         try (Contender contender = Contender.create(name, port)) {
             AtomicLong total = new AtomicLong();
+            CountDownLatch warmedUp = new CountDownLatch(threads);
+            CountDownLatch go = new CountDownLatch(1);
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 Thread worker = new Thread(() -> {
@@ -36,7 +43,8 @@ final class Workers {
                         warmUp.lock();
                         warmUp.unlock();
                     }
-                    sleepUntil(startAt);
+                    warmedUp.countDown();
+                    awaitQuietly(go);
                     long end = System.nanoTime() + windowNanos;
                     long ops = 0;
                     while (System.nanoTime() < end) {
@@ -55,6 +63,11 @@ final class Workers {
                 workers.add(worker);
                 worker.start();
             }
+            warmedUp.await();
+            System.out.println("ready");
+            // the controller answers once every worker JVM is ready: all start their window together
+            new BufferedReader(new InputStreamReader(System.in)).readLine();
+            go.countDown();
             for (Thread worker : workers) {
                 worker.join();
             }
@@ -75,7 +88,9 @@ final class Workers {
             for (int i = 0; i < count; i++) {
                 keys.add("s6:" + name + ":" + i);
             }
-            holdAndRelease(contender, keys); // a full cycle first: pools, caches and JIT settle
+            // a cycle first, so pools and JIT settle; a tenth of the locks, so that containers growing with the
+            // number of held locks are counted below
+            holdAndRelease(contender, keys.subList(0, count / 10));
             long before = usedHeap();
             long libraryBefore = libraryBytes(name);
             List<Lock> held = new ArrayList<>(count);
@@ -130,6 +145,14 @@ final class Workers {
         return bytes;
     }
 
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static long usedHeap() throws InterruptedException {
         Runtime runtime = Runtime.getRuntime();
         long used = Long.MAX_VALUE;
@@ -139,16 +162,5 @@ final class Workers {
             used = Math.min(used, runtime.totalMemory() - runtime.freeMemory());
         }
         return used;
-    }
-
-    private static void sleepUntil(long epochMillis) {
-        long wait = epochMillis - System.currentTimeMillis();
-        if (wait > 0) {
-            try {
-                Thread.sleep(wait);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 }
