@@ -169,7 +169,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         return subscriber.isSubscribed();
     }
 
-        /** Locks the watchdog is renewing (for diagnostics and tests). */
+    /** Locks the watchdog is renewing (for diagnostics and tests). */
     public int scheduledRenewalCount() {
         return (int) locks.values().stream().filter(lock -> lock.renewing).count();
     }
@@ -246,11 +246,11 @@ public final class RedisLockTemplate implements AutoCloseable {
             } else if (!lock.mutex.tryLock(remaining(deadline), TimeUnit.NANOSECONDS)) {
                 return null;
             }
-            if (lock.handedOver && adoptHandover(lock, lease)) {
-                acquired = true;
-                return lock;
-            }
             try {
+                if (lock.handedOver && adoptHandover(lock, lease)) {
+                    acquired = true;
+                    return lock;
+                }
                 interrupted |= acquireInRedis(lock, start, deadline, lease, interruptible);
                 acquired = lock.owner != null;
             } finally {
@@ -560,7 +560,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         return false;
     }
 
-    /** Releases a handed-over lock that no thread took; the releasing thread does not hold the mutex. */
+    /** Releases, in Redis, a handed-over lock that no thread will use (lost, run out, or nobody took it). */
     private void giveBack(LocalLock lock) {
         String owner = lock.releasing();
         if (owner == null) {
