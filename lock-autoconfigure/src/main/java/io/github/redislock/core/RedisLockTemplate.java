@@ -272,18 +272,6 @@ public final class RedisLockTemplate implements AutoCloseable {
     /** The current thread holds the local mutex; takes the Redis lock. Returns whether an interrupt was swallowed. */
     private boolean acquireInRedis(LocalLock lock, long start, long deadline, Duration lease, boolean interruptible)
             throws InterruptedException {
-        boolean[] waited = {false};
-        try {
-            return acquireInRedis(lock, start, deadline, lease, interruptible, waited);
-        } finally {
-            if (waited[0]) {
-                subscriber.waiterLeaves();
-            }
-        }
-    }
-
-    private boolean acquireInRedis(LocalLock lock, long start, long deadline, Duration lease, boolean interruptible,
-            boolean[] waited) throws InterruptedException {
         // client + thread, plus which acquisition of this client: a late clean-up of an earlier attempt
         // can never release a later one
         String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
@@ -294,52 +282,59 @@ public final class RedisLockTemplate implements AutoCloseable {
         boolean interrupted = false;
         boolean registered = false;
         DataAccessException lastError = null;
-        while (true) {
-            long seen = lock.wakeups();
-            long left = remaining(deadline);
-            long requestStart = System.nanoTime();
-            Long reply;
-            try {
-                String sleepArg = Long.toString(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS));
-                reply = redis.execute(LockScripts.ACQUIRE, scriptKeys, owner, leaseArg, clientId, sleepArg, graceArg,
-                        registered ? "1" : "0");
-                registered |= left > 0;
-            } catch (DataAccessException e) {
-                lastError = e;
-                reply = null;
-            }
-            if (reply != null && reply > 0) {
-                lock.held(owner, reply, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
-                return interrupted;
-            }
-            left = remaining(deadline);
-            if (left <= 0) {
-                giveUp(lock, owner, registered, lastError);
-                if (lastError != null) {
-                    throw new LockNotAcquiredException(lock.key, Duration.ofNanos(System.nanoTime() - start), lastError);
+        boolean waited = false; // counted among this client's waiters, which keep its subscription up
+        try {
+            while (true) {
+                long seen = lock.wakeups();
+                long left = remaining(deadline);
+                long requestStart = System.nanoTime();
+                Long reply;
+                try {
+                    String sleepArg = Long.toString(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS));
+                    reply = redis.execute(LockScripts.ACQUIRE, scriptKeys, owner, leaseArg, clientId, sleepArg, graceArg,
+                            registered ? "1" : "0");
+                    registered |= left > 0;
+                } catch (DataAccessException e) {
+                    lastError = e;
+                    reply = null;
                 }
-                return interrupted;
-            }
-            long sleepMillis;
-            if (reply == null) {
-                sleepMillis = ERROR_BACKOFF_MILLIS;
-            } else {
-                lastError = null;
-                if (!waited[0]) {
-                    waited[0] = true;
-                    subscriber.waiterArrives();
+                if (reply != null && reply > 0) {
+                    lock.held(owner, reply, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
+                    return interrupted;
                 }
-                if (subscriber.startIfNeeded()) {
-                    continue; // a release published before this client listened was missed: look again now
+                left = remaining(deadline);
+                if (left <= 0) {
+                    giveUp(lock, owner, registered, lastError);
+                    if (lastError != null) {
+                        throw new LockNotAcquiredException(lock.key, Duration.ofNanos(System.nanoTime() - start), lastError);
+                    }
+                    return interrupted;
                 }
-                sleepMillis = Math.min(-reply, subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
+                long sleepMillis;
+                if (reply == null) {
+                    sleepMillis = ERROR_BACKOFF_MILLIS;
+                } else {
+                    lastError = null;
+                    if (!waited) {
+                        waited = true;
+                        subscriber.waiterArrives();
+                    }
+                    if (subscriber.startIfNeeded()) {
+                        continue; // a release published before this client listened was missed: look again now
+                    }
+                    sleepMillis = Math.min(-reply, subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
+                }
+                sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+                try {
+                    interrupted |= lock.awaitWake(seen, sleepMillis, interruptible);
+                } catch (InterruptedException e) {
+                    giveUp(lock, owner, registered, lastError);
+                    throw e;
+                }
             }
-            sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
-            try {
-                interrupted |= lock.awaitWake(seen, sleepMillis, interruptible);
-            } catch (InterruptedException e) {
-                giveUp(lock, owner, registered, lastError);
-                throw e;
+        } finally {
+            if (waited) {
+                subscriber.waiterLeaves();
             }
         }
     }
