@@ -4,8 +4,12 @@
 -- KEYS[4] waiting clients by expiry (zset, score = ms after which the entry is stale)
 -- ARGV[1] owner id (client id + thread + acquisition), ARGV[2] lease in ms, ARGV[3] client id,
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
--- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success)
+-- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success),
+-- ARGV[7] how many of the longest-waiting clients a turn belongs to (see release.lua)
 -- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0).
+-- A lock whose value is '~turn' was just released while other clients waited: for a short while only the
+-- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
+-- thread) cannot overtake them.
 local lease = tonumber(ARGV[2])
 
 local function token_from_clock()
@@ -22,14 +26,24 @@ local function token_from_clock()
   return token
 end
 
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', lease) then
+local current = redis.call('GET', KEYS[1])
+if current == '~turn' then
+  local rank = redis.call('ZRANK', KEYS[3], ARGV[3])
+  if rank and rank < tonumber(ARGV[7]) then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+    redis.call('ZREM', KEYS[3], ARGV[3])
+    redis.call('ZREM', KEYS[4], ARGV[3])
+    return token_from_clock()
+  end
+elseif not current then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
   if ARGV[6] == '1' then
     redis.call('ZREM', KEYS[3], ARGV[3])
     redis.call('ZREM', KEYS[4], ARGV[3])
   end
   return token_from_clock()
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if current == ARGV[1] then
   -- our own earlier attempt succeeded but its reply was lost: keep it
   redis.call('PEXPIRE', KEYS[1], lease)
   redis.call('ZREM', KEYS[3], ARGV[3])

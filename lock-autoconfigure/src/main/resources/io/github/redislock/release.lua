@@ -5,12 +5,16 @@
 -- ARGV[4] how many waiting clients to wake,
 -- ARGV[5] (optional) owner id for the next holder of the caller's client, ARGV[6] its lease in ms,
 -- ARGV[7] fence grace in ms, ARGV[8] the caller's client id
+-- ARGV[9] (optional, with ARGV[5..8] or alone after empty ones) how long the woken clients' turn lasts, in ms
 -- Returns 1 when released, 0 when the caller did not hold the lock (expired or taken over; nothing changes),
 -- or the next holder's fencing token (a server-clock value, far above 1) when handed over.
+-- When other clients wait, the lock is not left free but marked '~turn' for a short while: only the woken
+-- (longest-waiting) clients may take it then (acquire.lua), so waiting clients come first; a woken client that
+-- died or left costs at most the turn.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-if ARGV[5] then
+if ARGV[5] and ARGV[5] ~= '' then
   local others = redis.call('ZCARD', KEYS[3])
   if others > 0 and redis.call('ZSCORE', KEYS[3], ARGV[8]) then
     others = others - 1
@@ -29,7 +33,7 @@ if ARGV[5] then
   end
 end
 redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[4]) == 1 then
+if redis.call('EXISTS', KEYS[3]) == 1 then
   local now = redis.call('TIME')
   local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs, 'LIMIT', 0, 100)
@@ -39,7 +43,11 @@ if redis.call('EXISTS', KEYS[4]) == 1 then
   end
   -- the next contenders, not every waiter: threads queue in their own JVM, and the longest-waiting
   -- clients go first (more than one, so a client that just left or died cannot stall the hand-off)
-  for _, client in ipairs(redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)) do
+  local woken = redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)
+  if #woken > 0 and ARGV[9] then
+    redis.call('SET', KEYS[1], '~turn', 'PX', ARGV[9])
+  end
+  for _, client in ipairs(woken) do
     redis.call('PUBLISH', ARGV[2] .. client, ARGV[3])
   end
 end

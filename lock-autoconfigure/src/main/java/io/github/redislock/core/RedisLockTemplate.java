@@ -45,6 +45,11 @@ public final class RedisLockTemplate implements AutoCloseable {
     private static final long MAX_SLEEP_MILLIS = 5000;
     /** Waiting clients each release wakes: the longest-waiting, plus one in case that one is gone. */
     private static final String CLIENTS_WOKEN_PER_RELEASE = "2";
+    /**
+     * How long, after a release, the lock is kept for the clients it woke: long enough for a woken client to answer
+     * on a busy machine, short enough that a woken client that died costs little. See release.lua.
+     */
+    private static final String TURN_MILLIS = "200";
     private static final Duration LONGEST_FINITE_WAIT = Duration.ofDays(36_500);
     /** Pause between attempts while Redis cannot be reached. */
     private static final long ERROR_BACKOFF_MILLIS = 50;
@@ -281,7 +286,10 @@ public final class RedisLockTemplate implements AutoCloseable {
         String graceArg = Long.toString(FENCE_GRACE_MILLIS);
         boolean interrupted = false;
         boolean registered = false;
+        // the error of the latest attempt, cleared by a clean answer: it is what a caller is told at the deadline
         DataAccessException lastError = null;
+        // whether any attempt failed: its request may still run in Redis, taking the lock or registering a waiter
+        boolean uncertain = false;
         boolean waited = false; // counted among this client's waiters, which keep its subscription up
         try {
             while (true) {
@@ -292,10 +300,13 @@ public final class RedisLockTemplate implements AutoCloseable {
                 try {
                     String sleepArg = Long.toString(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS));
                     reply = redis.execute(LockScripts.ACQUIRE, scriptKeys, owner, leaseArg, clientId, sleepArg, graceArg,
-                            registered ? "1" : "0");
+                            registered ? "1" : "0", CLIENTS_WOKEN_PER_RELEASE);
                     registered |= left > 0;
+                    lastError = null; // a later clean answer supersedes an earlier error
                 } catch (DataAccessException e) {
                     lastError = e;
+                    uncertain = true;
+                    registered |= left > 0;
                     reply = null;
                 }
                 if (reply != null && reply > 0) {
@@ -304,7 +315,7 @@ public final class RedisLockTemplate implements AutoCloseable {
                 }
                 left = remaining(deadline);
                 if (left <= 0) {
-                    giveUp(lock, owner, registered, lastError);
+                    giveUp(lock, owner, registered, uncertain);
                     if (lastError != null) {
                         throw new LockNotAcquiredException(lock.key, Duration.ofNanos(System.nanoTime() - start), lastError);
                     }
@@ -314,7 +325,6 @@ public final class RedisLockTemplate implements AutoCloseable {
                 if (reply == null) {
                     sleepMillis = ERROR_BACKOFF_MILLIS;
                 } else {
-                    lastError = null;
                     if (!waited) {
                         waited = true;
                         subscriber.waiterArrives();
@@ -328,7 +338,7 @@ public final class RedisLockTemplate implements AutoCloseable {
                 try {
                     interrupted |= lock.awaitWake(seen, sleepMillis, interruptible);
                 } catch (InterruptedException e) {
-                    giveUp(lock, owner, registered, lastError);
+                    giveUp(lock, owner, registered, uncertain);
                     throw e;
                 }
             }
@@ -339,24 +349,79 @@ public final class RedisLockTemplate implements AutoCloseable {
         }
     }
 
-    /** Leaves nothing behind after a failed wait: the waiter entry, and a lock whose grant reply was lost. */
-    private void giveUp(LocalLock lock, String owner, boolean registered, DataAccessException lastError) {
-        try {
-            if (lastError != null) {
-                // the failed request may still have taken the lock; undo it off the caller's thread,
-                // so the caller's failure is not delayed by another client timeout
-                watchdog.execute(() -> {
-                    try {
-                        releaseInRedis(lock.key, owner, null);
-                    } catch (RuntimeException e) {
-                        log.debug("Could not undo a possibly taken lock '{}'; its lease will end it", lock.key, e);
+    /**
+     * Leaves nothing behind after a failed wait: the waiter entry, and a lock whose grant reply was lost.
+     *
+     * @param uncertain whether an attempt failed: its request may have run in Redis after the client gave up
+     */
+    private void giveUp(LocalLock lock, String owner, boolean registered, boolean uncertain) {
+        List<String> waiterKeys = List.of(keys.waiters(lock.key), keys.waiterExpiries(lock.key));
+        if (uncertain) {
+            // the failed request may still have taken the lock or registered this client as a waiter; undo both
+            // off the caller's thread, so the caller's failure is not delayed by another client timeout
+            runInBackground(() -> {
+                try {
+                    releaseInRedis(lock.key, owner, null);
+                    if (!locks.containsKey(lock.key)) { // else another thread of this client waits now, registered
+                        redis.execute(LockScripts.LEAVE, waiterKeys, clientId);
                     }
-                });
-            } else if (registered) {
-                redis.execute(LockScripts.LEAVE, List.of(keys.waiters(lock.key), keys.waiterExpiries(lock.key)), clientId);
+                } catch (RuntimeException e) {
+                    log.debug("Could not undo a possibly taken lock '{}'; its lease will end it", lock.key, e);
+                }
+            });
+            return;
+        }
+        if (registered) {
+            withoutInterrupt(() -> {
+                try {
+                    redis.execute(LockScripts.LEAVE, waiterKeys, clientId);
+                } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
+                    log.debug("Could not withdraw from the waiters of lock '{}'; Redis TTLs will", lock.key, e);
+                    runInBackground(() -> redis.execute(LockScripts.LEAVE, waiterKeys, clientId));
+                }
+            });
+        }
+    }
+
+    /**
+     * Work that must not delay the caller: undoing requests whose replies were lost. Retried while Redis cannot be
+     * reached, until the watchdog lease has passed: by then every lock it could undo has expired anyway.
+     */
+    private void runInBackground(Runnable task) {
+        runInBackground(task, System.nanoTime() + config.watchdogLease().toNanos(), 0);
+    }
+
+    private void runInBackground(Runnable task, long giveUpAt, long delayMillis) {
+        try {
+            watchdog.schedule(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    if (System.nanoTime() - giveUpAt < 0 && !closed.get()) {
+                        log.debug("Background clean-up failed; retrying", e);
+                        runInBackground(task, giveUpAt, Math.min(Math.max(ERROR_BACKOFF_MILLIS, delayMillis * 2), 1000));
+                    } else {
+                        log.debug("Background clean-up failed; Redis TTLs will end what it left", e);
+                    }
+                }
+            }, delayMillis, TimeUnit.MILLISECONDS);
+        } catch (RuntimeException e) { // closed
+            log.debug("Background clean-up not run: the template is closed", e);
+        }
+    }
+
+    /**
+     * Runs Redis calls of a release path with the interrupt flag cleared, then restores it: a driver that aborts
+     * a call on an interrupted thread (Lettuce) would lose the reply of a request Redis still runs.
+     */
+    private static void withoutInterrupt(Runnable action) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            action.run();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
-        } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
-            log.debug("Could not clean up after giving up on lock '{}'; Redis TTLs will", lock.key, e);
         }
     }
 
@@ -482,23 +547,9 @@ public final class RedisLockTemplate implements AutoCloseable {
         long token = lock.token;
         String invalid = lock.invalidReason();
         String owner = lock.releasing();
-        long reply = 1;
+        long[] reply = {1};
         try {
-            if (invalid == null && lock.mutex.hasQueuedThreads()) {
-                // another thread of this JVM queues for the key: hand the lock to it in the same round trip,
-                // unless another client waits (then the script releases it as usual)
-                String next = clientId + ":handover:" + acquisitions.incrementAndGet();
-                long requestStart = System.nanoTime();
-                reply = releaseInRedis(lock.key, owner, next);
-                if (reply > 1) {
-                    lock.held(next, reply, config.watchdogLease().toNanos(), requestStart, true);
-                    lock.handedOver = true;
-                }
-            } else {
-                reply = releaseInRedis(lock.key, owner, null);
-            }
-        } catch (DataAccessException e) {
-            log.warn("Could not release lock '{}' in Redis; it frees itself when its lease ends: {}", lock.key, e.toString());
+            withoutInterrupt(() -> reply[0] = releaseOrHandOver(lock, owner, invalid == null && lock.mutex.hasQueuedThreads()));
         } finally {
             lock.mutex.unlock();
             unretain(lock);
@@ -506,8 +557,40 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (invalid != null) {
             throw new LockLostException(lock.key, token, invalid);
         }
-        if (reply == 0) {
+        if (reply[0] == 0) {
             throw new LockLostException(lock.key, token, "Redis no longer had it as this owner's at release");
+        }
+    }
+
+    /**
+     * Releases {@code owner}'s Redis lock, or hands it to the next thread of this JVM when one queues for the key
+     * and no other client waits. A request whose reply was lost is undone in the background: it may have released
+     * the lock, handed it to an owner nobody will adopt, or not run at all.
+     *
+     * @return the release script's reply; 1 when the reply was lost (the lease bounds the lock either way)
+     */
+    private long releaseOrHandOver(LocalLock lock, String owner, boolean handOver) {
+        String next = handOver ? clientId + ":handover:" + acquisitions.incrementAndGet() : null;
+        long requestStart = System.nanoTime();
+        try {
+            long reply = releaseInRedis(lock.key, owner, next);
+            if (next != null && reply > 1) {
+                lock.held(next, reply, config.watchdogLease().toNanos(), requestStart, true);
+                lock.handedOver = true;
+            }
+            return reply;
+        } catch (DataAccessException e) {
+            log.warn("Could not release lock '{}' in Redis ({}); retrying in the background, and its lease ends it at the "
+                    + "latest", lock.key, e.toString());
+            runInBackground(() -> {
+                // in this order whether the lost request ran already, runs later (then it finds owner gone and
+                // does nothing) or never
+                releaseInRedis(lock.key, owner, null);
+                if (next != null) {
+                    releaseInRedis(lock.key, next, null); // it handed the lock over, but nobody will adopt it
+                }
+            });
+            return 1;
         }
     }
 
@@ -519,10 +602,10 @@ public final class RedisLockTemplate implements AutoCloseable {
     private long releaseInRedis(String key, String owner, String nextOwner) {
         Long reply = nextOwner == null
                 ? redis.execute(LockScripts.RELEASE, scriptKeys(key), owner, keys.wakeChannelPrefix(), key,
-                        CLIENTS_WOKEN_PER_RELEASE)
+                        CLIENTS_WOKEN_PER_RELEASE, "", "", "", "", TURN_MILLIS)
                 : redis.execute(LockScripts.RELEASE, scriptKeys(key), owner, keys.wakeChannelPrefix(), key,
                         CLIENTS_WOKEN_PER_RELEASE, nextOwner, Long.toString(config.watchdogLease().toMillis()),
-                        Long.toString(FENCE_GRACE_MILLIS), clientId);
+                        Long.toString(FENCE_GRACE_MILLIS), clientId, TURN_MILLIS);
         return reply == null ? 0 : reply;
     }
 
@@ -561,11 +644,14 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (owner == null) {
             return;
         }
-        try {
-            releaseInRedis(lock.key, owner, null);
-        } catch (DataAccessException e) {
-            log.debug("Could not release handed-over lock '{}'; its lease will end it", lock.key, e);
-        }
+        withoutInterrupt(() -> {
+            try {
+                releaseInRedis(lock.key, owner, null);
+            } catch (DataAccessException e) {
+                log.debug("Could not release handed-over lock '{}'; retrying in the background", lock.key, e);
+                runInBackground(() -> releaseInRedis(lock.key, owner, null));
+            }
+        });
     }
 
     private List<String> scriptKeys(String key) {

@@ -32,6 +32,7 @@ final class WakeupSubscriber implements AutoCloseable {
     private final Listener listener;
     private final AtomicInteger waiting = new AtomicInteger();
     private final long idleNanos;
+    private final Runnable onResubscribed;
     private volatile boolean started;
     private volatile long idleSince = System.nanoTime();
 
@@ -43,6 +44,7 @@ final class WakeupSubscriber implements AutoCloseable {
     WakeupSubscriber(RedisConnectionFactory connectionFactory, String channel, Consumer<String> onRelease,
             Runnable onResubscribed, Duration idleTime) {
         this.idleNanos = idleTime.toNanos();
+        this.onResubscribed = onResubscribed;
         SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("redis-lock-wakeup-");
         executor.setDaemon(true);
         container.setConnectionFactory(connectionFactory);
@@ -78,6 +80,7 @@ final class WakeupSubscriber implements AutoCloseable {
      */
     synchronized void unsubscribeIfIdle() {
         if (started && waiting.get() == 0 && System.nanoTime() - idleSince >= idleNanos) {
+            idleCheckPassed.run();
             started = false;
             try {
                 container.stop();
@@ -85,8 +88,17 @@ final class WakeupSubscriber implements AutoCloseable {
                 log.debug("Unsubscribing from lock release notices failed", e);
             }
             listener.stoppedOnPurpose();
+            if (waiting.get() > 0) {
+                // a thread began to wait after the check above: it may have seen the subscription up and gone to
+                // sleep deaf. Listen again, and have every waiter look again now: releases since the check were missed.
+                start();
+                onResubscribed.run();
+            }
         }
     }
+
+    /** Runs between the idle check and the unsubscription; tests widen that window with it. */
+    volatile Runnable idleCheckPassed = () -> { };
 
     /** Whether release messages reach this client now. Subscribes on the first call. */
     boolean isListening() {

@@ -8,6 +8,7 @@ import io.github.redislock.test.RedisServerProcess;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Clients (connection factory + template + lock template) on a test Redis, closed together. */
@@ -21,8 +22,13 @@ final class RedisClients implements AutoCloseable {
     }
 
     StringRedisTemplate redisTemplate() {
+        return redisTemplate(Duration.ofSeconds(1));
+    }
+
+    /** Jedis with the given read timeout: a request not answered within it fails, though Redis may still run it. */
+    StringRedisTemplate redisTemplate(Duration readTimeout) {
         JedisClientConfiguration client = JedisClientConfiguration.builder()
-                .connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofSeconds(1))
+                .connectTimeout(Duration.ofMillis(500)).readTimeout(readTimeout)
                 .usePooling().build();
         JedisConnectionFactory factory = new JedisConnectionFactory(
                 new RedisStandaloneConfiguration(server.host(), server.port()), client);
@@ -31,6 +37,26 @@ final class RedisClients implements AutoCloseable {
         factory.start();
         closeables.add(factory::destroy);
         return new StringRedisTemplate(factory);
+    }
+
+    /** Lettuce, Spring Boot's default driver: it abandons a call when the calling thread is interrupted. */
+    StringRedisTemplate lettuceRedisTemplate() {
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(
+                new RedisStandaloneConfiguration(server.host(), server.port()));
+        factory.afterPropertiesSet();
+        factory.start();
+        closeables.add(factory::destroy);
+        return new StringRedisTemplate(factory);
+    }
+
+    RedisLockTemplate lockTemplate(StringRedisTemplate redis) {
+        return lockTemplate(new RedisLockTemplate(redis, RedisLockConfig.defaults()));
+    }
+
+    /** Closes {@code template} with these clients. */
+    RedisLockTemplate lockTemplate(RedisLockTemplate template) {
+        closeables.add(0, template);
+        return template;
     }
 
     RedisLockTemplate lockTemplate() {

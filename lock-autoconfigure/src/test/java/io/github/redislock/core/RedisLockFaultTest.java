@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -182,6 +187,101 @@ class RedisLockFaultTest {
             long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertThat(waitedMs).isBetween(500L, 1500L);
             assertThat(handle.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void anErrorFollowedByAnotherOwnersHoldAtTheDeadlineReturnsEmptyAndLeavesNoWaiterEntry() throws Exception {
+        RedisLockTemplate holder = clients.lockTemplate();
+        RedisLockTemplate waiter = clients.lockTemplate(new RedisLockTemplate(clients.redisTemplate(Duration.ofMillis(300))));
+        holder.acquire(KEY, LockOptions.tryOnce());
+        waiter.tryAcquire("warm-up", LockOptions.tryOnce()).orElseThrow().release();
+        // the first attempt times out (300 ms) while Redis is paused; the second is answered after the 400 ms deadline:
+        // "held by another owner" is the latest word, not the first attempt's error
+        server.command("CLIENT", "PAUSE", "500", "ALL");
+        Optional<LockHandle> result = waiter.tryAcquire(KEY, LockOptions.waitFor(Duration.ofMillis(400)));
+        assertThat(result).isEmpty();
+        // the timed-out request registered this client as a waiter when Redis resumed; the give-up withdraws it
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(700);
+        while (!"0".equals(server.command("EXISTS", LOCK_KEY + ":waiters")) && System.nanoTime() < end) {
+            Thread.sleep(20);
+        }
+        assertThat(server.command("EXISTS", LOCK_KEY + ":waiters")).as("waiter entries left behind").isEqualTo("0");
+    }
+
+    @Test
+    void aHandOverWhoseReplyWasLostIsUndoneSoTheNextThreadGetsTheLockAtOnce() throws Exception {
+        RedisLockTemplate template = clients.lockTemplate(new RedisLockTemplate(clients.redisTemplate(Duration.ofMillis(300))));
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Future<?> first = pool.submit(() -> {
+                LockHandle handle = template.acquire(KEY, LockOptions.tryOnce());
+                held.countDown();
+                release.await();
+                handle.release(); // Redis is paused: the reply to this hand-over is lost, the hand-over runs later
+                return null;
+            });
+            assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+            Future<Long> next = pool.submit(() -> {
+                try (LockHandle handle = template.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+                    return System.nanoTime();
+                }
+            });
+            awaitQueued(template);
+            server.command("CLIENT", "PAUSE", "600", "ALL");
+            long releasedAt = System.nanoTime();
+            release.countDown();
+            first.get(5, TimeUnit.SECONDS);
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(next.get(15, TimeUnit.SECONDS) - releasedAt);
+            System.out.println("next thread held the lock " + waitedMs + " ms after a hand-over whose reply was lost");
+            // without the undo, the handed-over owner nobody adopted keeps the lock for the 30 s watchdog lease
+            assertThat(waitedMs).isLessThan(3000);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void anInterruptedHolderReleasingWithLettuceHandsOverAndKeepsItsInterruptFlag() throws Exception {
+        RedisLockTemplate template = clients.lockTemplate(clients.lettuceRedisTemplate());
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Future<Boolean> first = pool.submit(() -> {
+                LockHandle handle = template.acquire(KEY, LockOptions.tryOnce());
+                held.countDown();
+                release.await();
+                Thread.currentThread().interrupt();
+                handle.release();
+                return Thread.interrupted();
+            });
+            assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+            Future<Long> next = pool.submit(() -> {
+                try (LockHandle handle = template.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+                    return System.nanoTime();
+                }
+            });
+            awaitQueued(template);
+            long releasedAt = System.nanoTime();
+            release.countDown();
+            assertThat(first.get(5, TimeUnit.SECONDS)).as("the releasing thread's interrupt flag is kept").isTrue();
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(next.get(15, TimeUnit.SECONDS) - releasedAt);
+            assertThat(waitedMs).isLessThan(1000);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void awaitQueued(RedisLockTemplate template) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (template.localLock(KEY) == null || !template.localLock(KEY).mutex.hasQueuedThreads()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("no thread queued for " + KEY);
+            }
+            Thread.sleep(2);
         }
     }
 

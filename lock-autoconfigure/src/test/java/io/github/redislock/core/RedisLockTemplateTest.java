@@ -639,6 +639,57 @@ class RedisLockTemplateTest {
         throw new AssertionError("clients kept running scripts for 5 s: someone is polling");
     }
 
+    @Test
+    void aWaitingClientTakesTheLockBeforeAThreadQueuedInTheReleasingClient() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            for (int round = 0; round < 10; round++) {
+                List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+                CountDownLatch held = new CountDownLatch(1);
+                CountDownLatch release = new CountDownLatch(1);
+                Future<?> holder = pool.submit(() -> {
+                    try (LockHandle handle = first.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
+                        held.countDown();
+                        release.await();
+                    }
+                    return null;
+                });
+                assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+                Future<?> otherClient = pool.submit(() -> {
+                    try (LockHandle handle = second.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+                        order.add("waiting client");
+                    }
+                    return null;
+                });
+                awaitTrue(() -> redis.opsForZSet().score(waitersKey(), second.clientId()) != null);
+                Future<?> sameClient = pool.submit(() -> {
+                    try (LockHandle handle = first.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+                        order.add("releasing client's next thread");
+                    }
+                    return null;
+                });
+                awaitTrue(() -> first.localLock(key) != null && first.localLock(key).mutex.hasQueuedThreads());
+                release.countDown();
+                holder.get(5, TimeUnit.SECONDS);
+                otherClient.get(10, TimeUnit.SECONDS);
+                sameClient.get(10, TimeUnit.SECONDS);
+                assertThat(order).as("round " + round).containsExactly("waiting client", "releasing client's next thread");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("condition not met within 5 s");
+            }
+            Thread.sleep(2);
+        }
+    }
+
     private long evalshaCalls() {
         return commandCalls("evalsha");
     }
