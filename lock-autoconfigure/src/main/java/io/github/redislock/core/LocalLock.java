@@ -31,6 +31,12 @@ final class LocalLock {
      */
     volatile boolean handedOver;
 
+    /**
+     * Clean-up a thread that gave up left for after it has left this key's queue (a request whose reply was lost
+     * may have taken the lock or registered a waiter); guarded by {@link #mutex}.
+     */
+    Runnable undoAfterGivingUp;
+
     private long wakeups;
 
     LocalLock(String key) {

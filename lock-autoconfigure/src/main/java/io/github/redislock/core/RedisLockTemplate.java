@@ -227,6 +227,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         LocalLock lock = retain(key);
         boolean acquired = false;
         boolean interrupted = false;
+        Runnable undo = null;
         try {
             if (lock.mutex.isHeldByCurrentThread()) {
                 if (interruptible && waitNanos > 0 && Thread.interrupted()) {
@@ -260,6 +261,8 @@ public final class RedisLockTemplate implements AutoCloseable {
                 acquired = lock.owner != null;
             } finally {
                 if (!acquired) {
+                    undo = lock.undoAfterGivingUp;
+                    lock.undoAfterGivingUp = null;
                     lock.mutex.unlock();
                 }
             }
@@ -267,6 +270,9 @@ public final class RedisLockTemplate implements AutoCloseable {
         } finally {
             if (!acquired) {
                 unretain(lock);
+                if (undo != null) {
+                    runInBackground(undo); // now that this thread no longer counts as a contender of this JVM
+                }
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -359,16 +365,13 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (uncertain) {
             // the failed request may still have taken the lock or registered this client as a waiter; undo both
             // off the caller's thread, so the caller's failure is not delayed by another client timeout
-            runInBackground(() -> {
-                try {
-                    releaseInRedis(lock.key, owner, null);
-                    if (!locks.containsKey(lock.key)) { // else another thread of this client waits now, registered
-                        redis.execute(LockScripts.LEAVE, waiterKeys, clientId);
-                    }
-                } catch (RuntimeException e) {
-                    log.debug("Could not undo a possibly taken lock '{}'; its lease will end it", lock.key, e);
+            // (run once the giving-up thread has left the key's local queue: see lock())
+            lock.undoAfterGivingUp = () -> {
+                releaseInRedis(lock.key, owner, null);
+                if (!locks.containsKey(lock.key)) { // else another thread of this client contends now, registered
+                    redis.execute(LockScripts.LEAVE, waiterKeys, clientId);
                 }
-            });
+            };
             return;
         }
         if (registered) {
