@@ -83,6 +83,11 @@ final class DistributedLockOperation {
             throw new IllegalStateException(where + ": returns " + returnType.getName() + ", a reactive type: the lock would "
                     + "be released when the method returns, before the publisher runs; lock inside the pipeline instead");
         }
+        if (isKotlinSuspend(method)) {
+            throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
+                    + "the lock would be released at its first suspension point, or before its body runs, while the "
+                    + "coroutine goes on unlocked; lock a non-suspending function instead (e.g. one that calls runBlocking)");
+        }
         if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
             throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
                     + returnType.getName() + "; return a wrapper (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
@@ -128,6 +133,12 @@ final class DistributedLockOperation {
             }
         }
         return false;
+    }
+
+    /** Whether Kotlin compiled the method from a {@code suspend fun}: its last parameter is the continuation. */
+    private static boolean isKotlinSuspend(Method method) {
+        Class<?>[] types = method.getParameterTypes();
+        return types.length > 0 && types[types.length - 1].getName().equals("kotlin.coroutines.Continuation");
     }
 
     private static int fencingTokenParameter(Method method, String where) {

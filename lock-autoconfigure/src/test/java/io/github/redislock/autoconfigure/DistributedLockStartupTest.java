@@ -41,7 +41,9 @@ class DistributedLockStartupTest {
                 Arguments.of(BeanReference.class, "BeanReference.run()", "set redis-lock.allow-bean-references=true"),
                 Arguments.of(BadFencingParameter.class, "BadFencingParameter.run(String, int)", "must be long or Long"),
                 Arguments.of(UnresolvablePlaceholder.class, "UnresolvablePlaceholder.run()", "missing.wait"),
-                Arguments.of(Reactive.class, "Reactive.run()", "a reactive type: the lock would be released when the method returns"));
+                Arguments.of(Reactive.class, "Reactive.run()", "a reactive type: the lock would be released when the method returns"),
+                Arguments.of(KotlinSuspend.class, "KotlinSuspend.run(String, Continuation)",
+                        "is a Kotlin suspend function, which this version does not support: the lock would be released at its first suspension point"));
     }
 
     @ParameterizedTest
@@ -179,6 +181,14 @@ class DistributedLockStartupTest {
         @DistributedLock(key = "'k'")
         public reactor.core.publisher.Mono<String> run() {
             return reactor.core.publisher.Mono.just("too late");
+        }
+    }
+
+    /** What Kotlin compiles {@code suspend fun run(id: String): String} to. */
+    static class KotlinSuspend {
+        @DistributedLock(key = "#p0")
+        public Object run(String id, kotlin.coroutines.Continuation<? super String> continuation) {
+            return "suspended";
         }
     }
 
