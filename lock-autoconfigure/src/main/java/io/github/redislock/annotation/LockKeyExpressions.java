@@ -13,11 +13,16 @@ import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.MethodExecutor;
 import org.springframework.expression.MethodResolver;
+import org.springframework.expression.PropertyAccessor;
+import org.springframework.expression.TypedValue;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.Assign;
 import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.ast.ConstructorReference;
+import org.springframework.expression.spel.ast.OpDec;
+import org.springframework.expression.spel.ast.OpInc;
 import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -28,7 +33,8 @@ import org.springframework.expression.spel.support.StandardEvaluationContext;
 /**
  * Parses and evaluates key expressions in a restricted context: arguments, their properties and
  * instance methods, and the call's {@code #root}; no type references, no constructors, no static
- * methods, and bean references only when allowed.
+ * methods, no assignment, increment or decrement, no properties of classes, and bean references
+ * only when allowed.
  */
 final class LockKeyExpressions {
 
@@ -50,6 +56,49 @@ final class LockKeyExpressions {
                 throw new AccessException("lock keys cannot call methods of " + target.getClass().getName());
             }
             return instanceMethods.resolve(context, target, name, argumentTypes);
+        }
+    };
+
+    /**
+     * Properties of arguments, read only, but none of a {@code Class}: for a class, SpEL reads its
+     * static getters and fields ({@code #root.targetClass.instance}), code a key was not given.
+     */
+    private static final PropertyAccessor PROPERTIES_EXCEPT_OF_CLASSES = new PropertyAccessor() {
+
+        private final PropertyAccessor properties = DataBindingPropertyAccessor.forReadOnlyAccess();
+
+        @Override
+        public Class<?>[] getSpecificTargetClasses() {
+            return null;
+        }
+
+        @Override
+        public boolean canRead(EvaluationContext context, Object target, String name) throws AccessException {
+            refuseClass(target, name);
+            return properties.canRead(context, target, name);
+        }
+
+        @Override
+        public TypedValue read(EvaluationContext context, Object target, String name) throws AccessException {
+            refuseClass(target, name); // SpEL calls read() again without canRead() once it has cached this accessor
+            return properties.read(context, target, name);
+        }
+
+        @Override
+        public boolean canWrite(EvaluationContext context, Object target, String name) {
+            return false;
+        }
+
+        @Override
+        public void write(EvaluationContext context, Object target, String name, Object newValue) throws AccessException {
+            throw new AccessException("lock keys cannot write properties");
+        }
+
+        private void refuseClass(Object target, String name) throws AccessException {
+            if (target instanceof Class<?> type) {
+                throw new AccessException("lock keys cannot read properties of a class (" + type.getName() + "." + name
+                        + "): that reads its static state");
+            }
         }
     };
 
@@ -75,6 +124,15 @@ final class LockKeyExpressions {
     }
 
     private void refuseUnsafe(SpelNode node, String expression, String where) {
+        if (node instanceof Assign) {
+            throw new IllegalStateException(where + ": key expression \"" + expression
+                    + "\" assigns a value (=), which lock keys do not allow: a key must not change the method's arguments");
+        }
+        if (node instanceof OpInc || node instanceof OpDec) {
+            throw new IllegalStateException(where + ": key expression \"" + expression + "\" "
+                    + (node instanceof OpInc ? "increments (++)" : "decrements (--)")
+                    + " a value, which lock keys do not allow: a key must not change the method's arguments");
+        }
         if (node instanceof TypeReference) {
             throw new IllegalStateException(where + ": key expression \"" + expression
                     + "\" uses a type reference T(...), which lock keys do not allow");
@@ -94,7 +152,7 @@ final class LockKeyExpressions {
 
     Object evaluate(Expression expression, Method method, Object[] args, Object target, Class<?> targetClass) {
         StandardEvaluationContext context = new StandardEvaluationContext(new LockKeyRoot(method, args, target, targetClass));
-        context.setPropertyAccessors(List.of(DataBindingPropertyAccessor.forReadOnlyAccess()));
+        context.setPropertyAccessors(List.of(PROPERTIES_EXCEPT_OF_CLASSES));
         context.setMethodResolvers(List.of(INSTANCE_METHODS_WITHOUT_REFLECTION));
         context.setConstructorResolvers(List.of());
         context.setTypeLocator(typeName -> {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import java.lang.reflect.Method;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +28,16 @@ class LockKeyExpressionsTest {
     }
 
     static class Payments {
+
+        public static final String ZONE = "eu-1";
+
+        static final AtomicInteger zoneReads = new AtomicInteger();
+
+        public static String getZone() {
+            zoneReads.incrementAndGet();
+            return ZONE;
+        }
+
         public void pay(Order order, String region) {
         }
     }
@@ -55,6 +66,24 @@ class LockKeyExpressionsTest {
     void typesConstructorsAndBeansAreRefusedWhenParsed(String expression) {
         assertThatIllegalStateException().isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"))
                 .withMessageContaining("Payments.pay(Order, String)").withMessageContaining(expression);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"#root.args[0] = 'x'", "#x = 1", "#region = 'us'", "#order.customer.name = 'eve'", "#x++",
+            "--#x", "#root.args[1]--", "++#order.id", "'k:' + (#n = 2)"})
+    void assignmentIncrementAndDecrementAreRefusedWhenParsed(String expression) {
+        assertThatIllegalStateException().isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"))
+                .withMessageContaining("Payments.pay(Order, String)").withMessageContaining("\"" + expression + "\"")
+                .withMessageContaining("a key must not change the method's arguments");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"#root.targetClass.zone", "#root.targetClass.ZONE"})
+    void propertiesOfAClassAreRefusedWhenEvaluated(String expression) {
+        Payments.zoneReads.set(0);
+        assertThatIllegalArgumentException().isThrownBy(() -> evaluate(expressions, expression, new Order(1, null), "eu"))
+                .withMessageContaining(expression).withMessageContaining("cannot read properties of a class");
+        assertThat(Payments.zoneReads).as("no static getter ran").hasValue(0);
     }
 
     @ParameterizedTest

@@ -42,6 +42,7 @@ class DistributedLockStartupTest {
                 Arguments.of(BadFencingParameter.class, "BadFencingParameter.run(String, int)", "must be long or Long"),
                 Arguments.of(UnresolvablePlaceholder.class, "UnresolvablePlaceholder.run()", "missing.wait"),
                 Arguments.of(Reactive.class, "Reactive.run()", "a reactive type: the lock would be released when the method returns"),
+                Arguments.of(Assignment.class, "Assignment.run(String)", "key expression \"#p0 = 'x'\" assigns a value"),
                 Arguments.of(KotlinSuspend.class, "KotlinSuspend.run(String, Continuation)",
                         "is a Kotlin suspend function, which this version does not support: the lock would be released at its first suspension point"));
     }
@@ -181,6 +182,12 @@ class DistributedLockStartupTest {
         @DistributedLock(key = "'k'")
         public reactor.core.publisher.Mono<String> run() {
             return reactor.core.publisher.Mono.just("too late");
+        }
+    }
+
+    static class Assignment {
+        @DistributedLock(key = "#p0 = 'x'")
+        public void run(String id) {
         }
     }
 
