@@ -3,8 +3,10 @@ package io.github.redislock.annotation;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatNoException;
 
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -45,7 +47,7 @@ class LockKeyExpressionsTest {
     private Object evaluate(LockKeyExpressions expressions, String expression, Object... args) throws Exception {
         Method pay = Payments.class.getMethod("pay", Order.class, String.class);
         Expression parsed = expressions.parse(expression, "Payments.pay");
-        return expressions.evaluate(parsed, pay, args, new Payments(), Payments.class);
+        return expressions.evaluate(parsed, pay, args, Payments.class);
     }
 
     @Test
@@ -75,6 +77,19 @@ class LockKeyExpressionsTest {
         assertThatIllegalStateException().isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"))
                 .withMessageContaining("Payments.pay(Order, String)").withMessageContaining("\"" + expression + "\"")
                 .withMessageContaining("a key must not change the method's arguments");
+    }
+
+    @Test
+    void theTargetBeanIsRefusedWhenParsedButAnArgumentsPropertyNamedTargetIsNot() {
+        for (String expression : List.of("#root.target", "target", "#root.getTarget()", "'x:' + #root.target.toString()",
+                "#root.args[0].customer(#root.target)", "#root.target.class.name")) {
+            assertThatIllegalStateException().isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"))
+                    .withMessageContaining("Payments.pay(Order, String)").withMessageContaining("\"" + expression + "\"")
+                    .withMessageContaining("reads #root.target");
+        }
+        for (String expression : List.of("#order.target", "#root.args.?[#this.target != null]", "#root.args[0].customer.target")) {
+            assertThatNoException().as(expression).isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"));
+        }
     }
 
     @ParameterizedTest

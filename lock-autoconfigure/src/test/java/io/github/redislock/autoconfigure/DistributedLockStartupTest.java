@@ -42,6 +42,10 @@ class DistributedLockStartupTest {
                 Arguments.of(BadFencingParameter.class, "BadFencingParameter.run(String, int)", "must be long or Long"),
                 Arguments.of(UnresolvablePlaceholder.class, "UnresolvablePlaceholder.run()", "missing.wait"),
                 Arguments.of(Reactive.class, "Reactive.run()", "a reactive type: the lock would be released when the method returns"),
+                Arguments.of(RootTarget.class, "RootTarget.run()", "key expression \"'job:' + #root.target\" reads #root.target"),
+                Arguments.of(ParameterWithoutText.class, "ParameterWithoutText.run(Customer)", "key expression \"#customer\" is a "
+                        + "parameter of type " + Customer.class.getName() + ", and " + Customer.class.getName()
+                        + " does not override toString()"),
                 Arguments.of(Assignment.class, "Assignment.run(String)", "key expression \"#p0 = 'x'\" assigns a value"),
                 Arguments.of(KotlinSuspend.class, "KotlinSuspend.run(String, Continuation)",
                         "is a Kotlin suspend function, which this version does not support: the lock would be released at its first suspension point"));
@@ -182,6 +186,21 @@ class DistributedLockStartupTest {
         @DistributedLock(key = "'k'")
         public reactor.core.publisher.Mono<String> run() {
             return reactor.core.publisher.Mono.just("too late");
+        }
+    }
+
+    static class RootTarget {
+        @DistributedLock(key = "'job:' + #root.target")
+        public void run() {
+        }
+    }
+
+    static final class Customer {
+    }
+
+    static class ParameterWithoutText {
+        @DistributedLock(key = "#customer")
+        public void run(Customer customer) {
         }
     }
 
