@@ -24,12 +24,17 @@ import java.lang.annotation.Target;
  * {@code "#root.targetClass"}: the call itself;</li>
  * <li>{@code "@tenants.current()"}: a bean, only with {@code redis-lock.allow-bean-references=true}.</li>
  * </ul>
- * Type references ({@code T(...)}) and constructors ({@code new ...}) are refused. Several keys lock
+ * Arrays, collections, maps and {@code Optional} lock by their content ({@code "#ids"} on
+ * {@code long[] {1, 2, 3}} locks {@code [1, 2, 3]}); any other value by its own {@code toString()},
+ * which its class must override (records, enums, strings and numbers do).
+ * Type references ({@code T(...)}), constructors ({@code new ...}), assignment ({@code =}),
+ * {@code ++}/{@code --}, {@code #root.target} and properties of a {@code Class} are refused. Several keys lock
  * all or nothing, in sorted order, so two callers never deadlock. {@link #name()} is a static
  * prefix joined to each key with {@code ':'}; with neither key nor name the lock is per method.
  *
- * Keys are checked at start-up (they must parse, with no type references, constructors or, unless
- * allowed, bean references) and at each call (a key evaluating to {@code null} or blank throws
+ * Keys are checked at start-up (they must parse, with none of the refused forms, and a bare
+ * parameter must not be of a final class without its own {@code toString()}) and at each call (a
+ * key evaluating to {@code null} or blank, or to a value without its own {@code toString()}, throws
  * {@link IllegalArgumentException} naming the method and the expression).
  *
  * <h2>Durations</h2>

@@ -42,7 +42,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         Object[] args = invocation.getArguments();
-        List<LockHandle> handles = acquireAll(operation, operation.keys(args, target, targetClass));
+        List<LockHandle> handles = acquireAll(operation, operation.keys(args, targetClass));
         if (handles == null) {
             return operation.skippedResult();
         }

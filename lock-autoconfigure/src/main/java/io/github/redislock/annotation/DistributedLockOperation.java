@@ -83,6 +83,11 @@ final class DistributedLockOperation {
             throw new IllegalStateException(where + ": returns " + returnType.getName() + ", a reactive type: the lock would "
                     + "be released when the method returns, before the publisher runs; lock inside the pipeline instead");
         }
+        if (isKotlinSuspend(method)) {
+            throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
+                    + "the lock would be released at its first suspension point, or before its body runs, while the "
+                    + "coroutine goes on unlocked; lock a non-suspending function instead (e.g. one that calls runBlocking)");
+        }
         if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
             throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
                     + returnType.getName() + "; return a wrapper (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
@@ -92,7 +97,9 @@ final class DistributedLockOperation {
             if (key.isBlank()) {
                 throw new IllegalStateException(where + ": key must not be blank");
             }
-            return expressions.parse(key, where);
+            Expression parsed = expressions.parse(key, where);
+            refuseParameterWithoutText(parsed, method, expressions, where);
+            return parsed;
         }).toArray(Expression[]::new);
         int fencing = fencingTokenParameter(method, where);
         if (fencing >= 0 && keys.length > 1) {
@@ -130,6 +137,28 @@ final class DistributedLockOperation {
         return false;
     }
 
+    /**
+     * Refuses a key that is a bare parameter ({@code #customer}) whose declared type is certain to have
+     * no text of its own; other values are checked at each call.
+     */
+    private static void refuseParameterWithoutText(Expression key, Method method, LockKeyExpressions expressions, String where) {
+        Class<?> declared = expressions.bareParameterType(key, method);
+        Class<?> atFault = declared == null ? null : LockKeyValues.certainlyWithoutText(declared);
+        if (atFault != null) {
+            throw new IllegalStateException(where + ": key expression \"" + key.getExpressionString() + "\" is a parameter of type "
+                    + declared.getTypeName() + ", and " + atFault.getName() + " does not override toString(): its text ("
+                    + atFault.getSimpleName() + "@...) differs between equal values and between JVMs, so the lock would not "
+                    + "exclude; key on one of its properties (e.g. \"" + key.getExpressionString() + ".id\") or override toString() in "
+                    + atFault.getName());
+        }
+    }
+
+    /** Whether Kotlin compiled the method from a {@code suspend fun}: its last parameter is the continuation. */
+    private static boolean isKotlinSuspend(Method method) {
+        Class<?>[] types = method.getParameterTypes();
+        return types.length > 0 && types[types.length - 1].getName().equals("kotlin.coroutines.Continuation");
+    }
+
     private static int fencingTokenParameter(Method method, String where) {
         int found = -1;
         for (int i = 0; i < method.getParameterCount(); i++) {
@@ -152,7 +181,7 @@ final class DistributedLockOperation {
      * The lock keys for one call: sorted and without duplicates, so several keys are always taken in
      * the same order.
      */
-    SortedSet<String> keys(Object[] args, Object target, Class<?> targetClass) {
+    SortedSet<String> keys(Object[] args, Class<?> targetClass) {
         SortedSet<String> resolved = new TreeSet<>();
         if (keys.length == 0) {
             resolved.add(name);
@@ -160,16 +189,23 @@ final class DistributedLockOperation {
         }
         for (Expression key : keys) {
             Object value;
+            String text;
             try {
-                value = expressions.evaluate(key, method, args, target, targetClass);
+                value = expressions.evaluate(key, method, args, targetClass);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(description + ": " + e.getMessage(), e);
             }
-            if (value == null || value.toString().isBlank()) {
+            try {
+                text = value == null ? null : LockKeyValues.render(value);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(description + ": key expression \"" + key.getExpressionString()
+                        + "\" evaluated to " + e.getMessage(), e);
+            }
+            if (text == null || text.isBlank()) {
                 throw new IllegalArgumentException(description + ": key expression \"" + key.getExpressionString()
                         + "\" evaluated to " + (value == null ? "null" : "a blank string") + " for this call");
             }
-            String full = name.isEmpty() ? value.toString() : name + ":" + value;
+            String full = name.isEmpty() ? text : name + ":" + text;
             try {
                 resolved.add(RedisLockKeys.validate(full));
             } catch (IllegalArgumentException e) {

@@ -7,6 +7,14 @@ import java.nio.charset.StandardCharsets;
  * so every script touches a single slot: {@code <prefix>:{orders:42}} is the lock,
  * {@code <prefix>:{orders:42}:fence} its fencing counter, and {@code <prefix>:{orders:42}:waiters}
  * and {@code <prefix>:{orders:42}:waiters:expiry} the clients waiting for it (by arrival, by expiry). Each client listens on its own channel {@code <prefix>:wake:<client id>}.
+ * <p>
+ * Redis hashes the text between the first {@code '{'} and the first {@code '}'} after it, unless that
+ * text is empty. A key with a {@code '}'} inside hashes by its text up to that brace, the same for all
+ * four names, so it keeps the plain form. A key that begins with {@code '}'} would leave the tag empty
+ * and spread its four names over different slots (CROSSSLOT), so it is stored percent-encoded under
+ * {@code <prefix>:%{...}} instead ({@code '%'}, {@code '{'} and {@code '}'} written as {@code %25},
+ * {@code %7B}, {@code %7D}): {@code }x} becomes {@code <prefix>:%{%7Dx}}. No plain name starts with
+ * {@code <prefix>:%}, so the two forms never meet.
  */
 public final class RedisLockKeys {
 
@@ -30,7 +38,24 @@ public final class RedisLockKeys {
     }
 
     public String lock(String key) {
+        if (key.startsWith("}")) {
+            return prefix + ":%{" + encodeTag(key) + "}";
+        }
         return prefix + ":{" + key + "}";
+    }
+
+    private static String encodeTag(String key) {
+        StringBuilder encoded = new StringBuilder(key.length() + 8);
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            switch (c) {
+                case '%' -> encoded.append("%25");
+                case '{' -> encoded.append("%7B");
+                case '}' -> encoded.append("%7D");
+                default -> encoded.append(c);
+            }
+        }
+        return encoded.toString();
     }
 
     public String fence(String key) {

@@ -102,6 +102,39 @@ class DistributedLockIntegrationTest {
     }
 
     @Test
+    void equalArraysAsKeysExcludeEachOtherAcrossTwoApplications() throws Exception {
+        server.command("SET", "counter", "0");
+        run(a -> run(b -> {
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                Orders orders = (t % 2 == 0 ? a : b).getBean(Orders.class);
+                futures.add(pool.submit(() -> {
+                    for (int i = 0; i < 10; i++) {
+                        orders.incrementCounterFor(new long[] {1, 2, 3}); // a new array each call, equal content
+                    }
+                    return null;
+                }));
+            }
+            try {
+                for (Future<?> future : futures) {
+                    future.get(2, TimeUnit.MINUTES);
+                }
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            } finally {
+                pool.shutdown();
+            }
+            assertThat(server.command("GET", "counter")).as("no update lost").isEqualTo("80");
+            try {
+                assertThat(a.getBean(Orders.class).incrementCounterFor(new long[] {1, 2, 3})).containsExactly("[1, 2, 3]");
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }));
+    }
+
+    @Test
     void keyExpressionsReadArgumentsByNameByPositionByPropertyAndTheCall() {
         run(context -> {
             Orders orders = context.getBean(Orders.class);

@@ -3,8 +3,11 @@ package io.github.redislock.annotation;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatNoException;
 
 import java.lang.reflect.Method;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +30,16 @@ class LockKeyExpressionsTest {
     }
 
     static class Payments {
+
+        public static final String ZONE = "eu-1";
+
+        static final AtomicInteger zoneReads = new AtomicInteger();
+
+        public static String getZone() {
+            zoneReads.incrementAndGet();
+            return ZONE;
+        }
+
         public void pay(Order order, String region) {
         }
     }
@@ -34,7 +47,7 @@ class LockKeyExpressionsTest {
     private Object evaluate(LockKeyExpressions expressions, String expression, Object... args) throws Exception {
         Method pay = Payments.class.getMethod("pay", Order.class, String.class);
         Expression parsed = expressions.parse(expression, "Payments.pay");
-        return expressions.evaluate(parsed, pay, args, new Payments(), Payments.class);
+        return expressions.evaluate(parsed, pay, args, Payments.class);
     }
 
     @Test
@@ -55,6 +68,37 @@ class LockKeyExpressionsTest {
     void typesConstructorsAndBeansAreRefusedWhenParsed(String expression) {
         assertThatIllegalStateException().isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"))
                 .withMessageContaining("Payments.pay(Order, String)").withMessageContaining(expression);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"#root.args[0] = 'x'", "#x = 1", "#region = 'us'", "#order.customer.name = 'eve'", "#x++",
+            "--#x", "#root.args[1]--", "++#order.id", "'k:' + (#n = 2)"})
+    void assignmentIncrementAndDecrementAreRefusedWhenParsed(String expression) {
+        assertThatIllegalStateException().isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"))
+                .withMessageContaining("Payments.pay(Order, String)").withMessageContaining("\"" + expression + "\"")
+                .withMessageContaining("a key must not change the method's arguments");
+    }
+
+    @Test
+    void theTargetBeanIsRefusedWhenParsedButAnArgumentsPropertyNamedTargetIsNot() {
+        for (String expression : List.of("#root.target", "target", "#root.getTarget()", "'x:' + #root.target.toString()",
+                "#root.args[0].customer(#root.target)", "#root.target.class.name")) {
+            assertThatIllegalStateException().isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"))
+                    .withMessageContaining("Payments.pay(Order, String)").withMessageContaining("\"" + expression + "\"")
+                    .withMessageContaining("reads #root.target");
+        }
+        for (String expression : List.of("#order.target", "#root.args.?[#this.target != null]", "#root.args[0].customer.target")) {
+            assertThatNoException().as(expression).isThrownBy(() -> expressions.parse(expression, "Payments.pay(Order, String)"));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"#root.targetClass.zone", "#root.targetClass.ZONE"})
+    void propertiesOfAClassAreRefusedWhenEvaluated(String expression) {
+        Payments.zoneReads.set(0);
+        assertThatIllegalArgumentException().isThrownBy(() -> evaluate(expressions, expression, new Order(1, null), "eu"))
+                .withMessageContaining(expression).withMessageContaining("cannot read properties of a class");
+        assertThat(Payments.zoneReads).as("no static getter ran").hasValue(0);
     }
 
     @ParameterizedTest

@@ -134,6 +134,15 @@ final class LockedServices {
             redis.opsForValue().set("counter", Long.toString(value + 1));
         }
 
+        /** Locks by the array's content: a caller passes its own, equal array each time. */
+        @DistributedLock(key = "#ids", waitTime = "30s")
+        public java.util.Set<String> incrementCounterFor(long[] ids) throws InterruptedException {
+            long value = Long.parseLong(redis.opsForValue().get("counter"));
+            Thread.sleep(2);
+            redis.opsForValue().set("counter", Long.toString(value + 1));
+            return LockContext.keys();
+        }
+
         @DistributedLock(key = "#id")
         public long nested(String id, Orders self) {
             return self.byName(7); // through the proxy: a second, inner lock

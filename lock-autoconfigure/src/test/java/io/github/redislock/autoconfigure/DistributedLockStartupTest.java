@@ -41,7 +41,14 @@ class DistributedLockStartupTest {
                 Arguments.of(BeanReference.class, "BeanReference.run()", "set redis-lock.allow-bean-references=true"),
                 Arguments.of(BadFencingParameter.class, "BadFencingParameter.run(String, int)", "must be long or Long"),
                 Arguments.of(UnresolvablePlaceholder.class, "UnresolvablePlaceholder.run()", "missing.wait"),
-                Arguments.of(Reactive.class, "Reactive.run()", "a reactive type: the lock would be released when the method returns"));
+                Arguments.of(Reactive.class, "Reactive.run()", "a reactive type: the lock would be released when the method returns"),
+                Arguments.of(RootTarget.class, "RootTarget.run()", "key expression \"'job:' + #root.target\" reads #root.target"),
+                Arguments.of(ParameterWithoutText.class, "ParameterWithoutText.run(Customer)", "key expression \"#customer\" is a "
+                        + "parameter of type " + Customer.class.getName() + ", and " + Customer.class.getName()
+                        + " does not override toString()"),
+                Arguments.of(Assignment.class, "Assignment.run(String)", "key expression \"#p0 = 'x'\" assigns a value"),
+                Arguments.of(KotlinSuspend.class, "KotlinSuspend.run(String, Continuation)",
+                        "is a Kotlin suspend function, which this version does not support: the lock would be released at its first suspension point"));
     }
 
     @ParameterizedTest
@@ -179,6 +186,35 @@ class DistributedLockStartupTest {
         @DistributedLock(key = "'k'")
         public reactor.core.publisher.Mono<String> run() {
             return reactor.core.publisher.Mono.just("too late");
+        }
+    }
+
+    static class RootTarget {
+        @DistributedLock(key = "'job:' + #root.target")
+        public void run() {
+        }
+    }
+
+    static final class Customer {
+    }
+
+    static class ParameterWithoutText {
+        @DistributedLock(key = "#customer")
+        public void run(Customer customer) {
+        }
+    }
+
+    static class Assignment {
+        @DistributedLock(key = "#p0 = 'x'")
+        public void run(String id) {
+        }
+    }
+
+    /** What Kotlin compiles {@code suspend fun run(id: String): String} to. */
+    static class KotlinSuspend {
+        @DistributedLock(key = "#p0")
+        public Object run(String id, kotlin.coroutines.Continuation<? super String> continuation) {
+            return "suspended";
         }
     }
 

@@ -17,6 +17,8 @@ import io.github.redislock.test.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -68,6 +70,24 @@ class RedisClusterLockTest {
             }
         }
         assertThat(mastersUsed).hasSize(3);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"}", "}x", "}{", "{}", "{", "a}b", "{x}"})
+    void keysWithBracesLockExcludeAndWakeAWaiterOnTheCluster(String key) throws Exception {
+        LockHandle held = first.acquire(key, LockOptions.tryOnce());
+        assertThat(second.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+        long[] token = new long[1];
+        Thread waiter = new Thread(() -> {
+            try (LockHandle next = second.acquire(key, LockOptions.waitFor(Duration.ofSeconds(20)))) {
+                token[0] = next.fencingToken();
+            }
+        });
+        waiter.start();
+        Thread.sleep(200);
+        held.release();
+        waiter.join(20_000);
+        assertThat(token[0]).as("the waiter got the lock, with a later token").isGreaterThan(held.fencingToken());
     }
 
     @Test

@@ -3,7 +3,14 @@ package io.github.redislock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 
 class RedisLockKeysTest {
 
@@ -15,6 +22,25 @@ class RedisLockKeysTest {
         assertThat(keys.fence("orders:42")).isEqualTo("redis-lock:{orders:42}:fence");
         assertThat(keys.waiters("orders:42")).isEqualTo("redis-lock:{orders:42}:waiters");
         assertThat(keys.wakeChannelPrefix()).isEqualTo("redis-lock:wake:");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"}", "{", "{}", "}{", "}x", "}}", "}{x}", "x}", "a}b", "{x}", "{orders}:42", "%7D", "100%}",
+            "orders:42"})
+    void theFourKeysOfAnyKeyShareOneClusterSlot(String key) {
+        List<String> names = List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
+        Set<Integer> slots = names.stream().map(ClusterSlotHashUtil::calculateSlot).collect(Collectors.toSet());
+        assertThat(slots).as("slots of %s", names).hasSize(1);
+    }
+
+    @Test
+    void aKeyThatBeginsWithAClosingBraceIsStoredEncodedAndMeetsNoOtherKey() {
+        assertThat(keys.lock("}x")).isEqualTo("redis-lock:%{%7Dx}");
+        assertThat(keys.fence("}{%")).isEqualTo("redis-lock:%{%7D%7B%25}:fence");
+        assertThat(keys.lock("x}")).as("other keys keep their names").isEqualTo("redis-lock:{x}}");
+        assertThat(keys.lock("{x}")).isEqualTo("redis-lock:{{x}}");
+        List<String> distinct = List.of("}x", "%7Dx", "}X", "}", "}}", "%}", "%7D", "}%7D", "}%");
+        assertThat(distinct.stream().map(keys::lock).distinct()).hasSameSizeAs(distinct);
     }
 
     @Test
