@@ -543,7 +543,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         }
         long requestStart = System.nanoTime();
         try {
-            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner, Long.toString(lease.toMillis()));
+            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner, Long.toString(lease.toMillis()), "exact");
             if (renewed != null && renewed == 1) {
                 lock.held(owner, lock.token, lease.toNanos(), requestStart, false); // a fixed lease: not renewed
                 return true;
