@@ -171,7 +171,7 @@ public final class RedisLockTemplate implements AutoCloseable {
 
     /** Locks the watchdog is renewing (for diagnostics and tests). */
     public int scheduledRenewalCount() {
-        return (int) locks.values().stream().filter(lock -> lock.renewing).count();
+        return (int) locks.values().stream().filter(LocalLock::isRenewed).count();
     }
 
     /** Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease. */
@@ -410,10 +410,11 @@ public final class RedisLockTemplate implements AutoCloseable {
         subscriber.unsubscribeIfIdle();
         long now = System.nanoTime();
         for (LocalLock lock : locks.values()) {
-            long lastRenewal = lock.expiresAtNanos - lock.leaseNanos;
-            if (lock.renewing && now - lastRenewal >= lock.leaseNanos / 6) {
+            LocalLock.Holding holding = lock.holding;
+            if (holding != null && holding.renewing() && lock.lostReason == null
+                    && now - lock.renewedAtNanos() >= holding.leaseNanos() / 6) {
                 try {
-                    renew(lock);
+                    renew(lock, holding);
                 } catch (Throwable e) { // a periodic task that throws is never run again: keep the watchdog alive
                     log.error("Renewing lock '{}' failed unexpectedly", lock.key, e);
                 }
@@ -421,40 +422,37 @@ public final class RedisLockTemplate implements AutoCloseable {
         }
     }
 
-    private void renew(LocalLock lock) {
-        String owner = lock.owner;
-        if (owner == null || lock.lostReason != null) {
-            return;
-        }
+    /** Renews {@code holding}, the snapshot read by the tick: only that holding is extended or marked lost. */
+    void renew(LocalLock lock, LocalLock.Holding holding) {
         String invalid = lock.invalidReason();
         if (invalid != null) {
-            markLost(lock, owner, invalid);
+            markLost(lock, holding, invalid);
             return;
         }
         long requestStart = System.nanoTime();
         try {
-            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner,
-                    Long.toString(TimeUnit.NANOSECONDS.toMillis(lock.leaseNanos)));
+            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), holding.owner(),
+                    Long.toString(TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos())));
             if (renewed != null && renewed == 1) {
-                lock.renewed(owner, requestStart);
+                lock.renewed(holding, requestStart);
             } else {
-                markLost(lock, owner, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
+                markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
             }
         } catch (RuntimeException e) {
             if (lock.invalidReason() != null) {
-                markLost(lock, owner, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
+                markLost(lock, holding, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
             } else {
                 log.warn("Could not renew lock '{}' (will retry before its lease ends): {}", lock.key, e.toString());
             }
         }
     }
 
-    /** Marks {@code owner}'s holding lost and tells the listeners; nothing if the holder released it meanwhile. */
-    private void markLost(LocalLock lock, String owner, String reason) {
-        long token = lock.token;
-        if (!lock.lose(owner, reason)) {
+    /** Marks {@code holding} lost and tells the listeners; nothing if the holder released or replaced it meanwhile. */
+    private void markLost(LocalLock lock, LocalLock.Holding holding, String reason) {
+        if (!lock.lose(holding, reason)) {
             return;
         }
+        long token = holding.token();
         LockHandle view = new LostView(lock.key, token);
         log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, token, reason);
         for (LockLostListener listener : lostListeners) {

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisServerProcess;
@@ -57,5 +61,60 @@ class RedisWatchdogTest {
         redis.expire(lockKey(key), Duration.ofSeconds(10));
         assertThat(redis.execute(LockScripts.RENEW, List.of(lockKey(key)), "owner-1", "30000")).isEqualTo(1);
         assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).isGreaterThan(20_000);
+    }
+
+    @Test
+    void aWatchdogRenewalRacingAHandOverToALongerLeaseLeavesTheLongerLease() throws Exception {
+        RedisLockTemplate template = clients.lockTemplate(); // watchdog lease 30s
+        LockHandle held = template.acquire(key, LockOptions.tryOnce());
+        CountDownLatch adopted = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Boolean> next = pool.submit(() -> {
+                try (LockHandle taken = template.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10))
+                        .withLease(Duration.ofSeconds(60)))) {
+                    adopted.countDown();
+                    done.await(10, TimeUnit.SECONDS);
+                    return taken.isHeld();
+                }
+            });
+            awaitQueuedInThisJvm(template);
+            held.release(); // hands the lock over with the watchdog's 30s lease
+            assertThat(adopted.await(10, TimeUnit.SECONDS)).isTrue();
+            LocalLock lock = template.localLock(key);
+            LocalLock.Holding adoptedHolding = lock.holding;
+            assertThat(adoptedHolding.owner()).contains(":handover:");
+            assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).isGreaterThan(50_000);
+
+            // the watchdog read the hand-over holding (same owner, 30s, renewed) just before the adoption:
+            // its RENEW lands after the adoption's 60s one
+            LocalLock.Holding seenByWatchdog = new LocalLock.Holding(adoptedHolding.owner(), adoptedHolding.token(),
+                    TimeUnit.SECONDS.toNanos(30), true);
+            long adoptionSent = lock.renewedAtNanos();
+            template.renew(lock, seenByWatchdog);
+
+            assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).as("TTL in Redis").isGreaterThan(50_000);
+            assertThat(lock.holding).isSameAs(adoptedHolding);
+            assertThat(lock.renewedAtNanos()).as("the local lease still counts from the adoption's RENEW").isEqualTo(adoptionSent);
+            assertThat(lock.isValid()).isTrue();
+            done.countDown();
+            assertThat(next.get(10, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            done.countDown();
+            pool.shutdown();
+        }
+    }
+
+    private void awaitQueuedInThisJvm(RedisLockTemplate template) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() < end) {
+            LocalLock lock = template.localLock(key);
+            if (lock != null && lock.mutex.hasQueuedThreads()) {
+                return;
+            }
+            Thread.sleep(2);
+        }
+        throw new AssertionError("no thread queued for '" + key + "' in this JVM");
     }
 }
