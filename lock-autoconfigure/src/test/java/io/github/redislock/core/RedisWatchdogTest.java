@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** The watchdog against a real redis-server: renewals never shorten a lease. */
+/** The watchdog against a real redis-server: renewals never shorten a lease, and nothing slow holds them up. */
 class RedisWatchdogTest {
 
     static RedisServerProcess server;
@@ -92,7 +93,7 @@ class RedisWatchdogTest {
             LocalLock.Holding seenByWatchdog = new LocalLock.Holding(adoptedHolding.owner(), adoptedHolding.token(),
                     TimeUnit.SECONDS.toNanos(30), true);
             long adoptionSent = lock.renewedAtNanos();
-            template.renew(lock, seenByWatchdog);
+            template.watchdog().renew(lock, seenByWatchdog, System.nanoTime());
 
             assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).as("TTL in Redis").isGreaterThan(50_000);
             assertThat(lock.holding).isSameAs(adoptedHolding);
@@ -116,5 +117,37 @@ class RedisWatchdogTest {
             Thread.sleep(2);
         }
         throw new AssertionError("no thread queued for '" + key + "' in this JVM");
+    }
+
+    @Test
+    void aLockLostListenerThatSleepsTwiceTheLeaseCostsNoOtherLock() throws Exception {
+        Duration lease = Duration.ofMillis(900);
+        RedisLockTemplate template = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(lease));
+        CountDownLatch told = new CountDownLatch(1);
+        template.addLockLostListener((lock, reason) -> {
+            told.countDown();
+            try {
+                Thread.sleep(2 * lease.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        String doomedKey = key + ":doomed";
+        String healthyKey = key + ":healthy";
+        LockHandle doomed = template.acquire(doomedKey, LockOptions.tryOnce());
+        LockHandle healthy = template.acquire(healthyKey, LockOptions.tryOnce());
+
+        redis.delete(lockKey(doomedKey));
+        assertThat(told.await(5, TimeUnit.SECONDS)).as("the listener was told of the deleted lock").isTrue();
+
+        long end = System.nanoTime() + 3 * lease.toNanos();
+        while (System.nanoTime() < end) {
+            assertThat(healthy.isHeld()).as("the other lock, while the listener sleeps").isTrue();
+            Thread.sleep(20);
+        }
+        assertThat(redis.opsForValue().get(lockKey(healthyKey))).as("Redis still has it as ours").startsWith(template.clientId());
+        healthy.release();
+        assertThat(doomed.isHeld()).isFalse();
+        assertThatThrownBy(doomed::release).isInstanceOf(LockLostException.class);
     }
 }
