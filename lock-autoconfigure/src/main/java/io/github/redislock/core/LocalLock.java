@@ -16,15 +16,30 @@ final class LocalLock {
     /** Threads holding or waiting for this key; guarded by the template's map, which drops it at zero. */
     int users;
 
+    /**
+     * One Redis holding: its owner id, fencing token and lease, and whether the watchdog renews it.
+     * Immutable and replaced as a whole, so the watchdog renews, extends or marks lost exactly the
+     * holding it read, never a later one with the same owner (a hand-over adopted with another lease).
+     */
+    record Holding(String owner, long token, long leaseNanos, boolean renewing) {
+    }
+
+    /** The allowance for clock drift that the local view of a lease ends before Redis's can: 1% plus 2ms. */
+    private static final long MIN_DRIFT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
     // The Redis holding: written by the holder thread and, for the holding it read, the watchdog; the
     // writes are synchronized so the watchdog never marks or extends a later holding than the one it renewed.
+    /** The current holding, {@code null} once released. */
+    volatile Holding holding;
+    /** The current holding's owner ({@code null} once released), for the acquire and release paths. */
     volatile String owner;
+    /** The last holding's token; kept after the release, so a handle can tell its own holding. */
     volatile long token;
-    volatile long leaseNanos;
-    volatile long expiresAtNanos;
+    /** When the request that last set the holding's lease in Redis was sent. */
+    private volatile long renewedAtNanos;
+    /** When the local view of the holding ends: its lease from {@link #renewedAtNanos}, less the safety margin. */
+    private volatile long validUntilNanos;
     volatile String lostReason;
-    /** Whether the watchdog renews this holding (no explicit lease). */
-    volatile boolean renewing;
     /**
      * Whether the last holder handed the Redis lock to whichever thread takes {@link #mutex} next: the
      * holding above then belongs to that thread, which adopts it without a round trip.
@@ -43,57 +58,84 @@ final class LocalLock {
         this.key = key;
     }
 
+    /**
+     * How long before its lease ends in Redis a holding counts as ended here: 1% of the lease plus
+     * 2ms (at most half the lease). Redis times a TTL by its own clock from when the command ran, which
+     * is after the request was sent, so this covers the two clocks running at different rates (drift
+     * is parts per million; 1% covers much more); a clock step on the Redis host it cannot cover.
+     */
+    static long safetyMarginNanos(long leaseNanos) {
+        return Math.min(leaseNanos / 2, leaseNanos / 100 + MIN_DRIFT_NANOS);
+    }
+
     synchronized void held(String owner, long token, long leaseNanos, long requestStartNanos, boolean renewing) {
+        this.renewedAtNanos = requestStartNanos;
+        this.validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
+        this.lostReason = null;
         this.owner = owner;
         this.token = token;
-        this.leaseNanos = leaseNanos;
-        this.expiresAtNanos = requestStartNanos + leaseNanos;
-        this.lostReason = null;
-        this.renewing = renewing;
+        this.holding = new Holding(owner, token, leaseNanos, renewing);
     }
 
     /** Ends the holding locally (the holder is releasing it); returns its owner. */
     synchronized String releasing() {
         String releasedOwner = owner;
-        renewing = false;
+        holding = null;
         owner = null;
         return releasedOwner;
     }
 
-    /** Records a renewal sent at {@code requestStartNanos}, if {@code renewedOwner} still holds. */
-    synchronized void renewed(String renewedOwner, long requestStartNanos) {
-        if (owner == renewedOwner) {
-            expiresAtNanos = requestStartNanos + leaseNanos;
+    /** Records a renewal of {@code renewed} sent at {@code requestStartNanos}, if it is still this key's holding. */
+    synchronized void renewed(Holding renewed, long requestStartNanos) {
+        if (holding == renewed && lostReason == null && requestStartNanos - renewedAtNanos > 0) {
+            renewedAtNanos = requestStartNanos;
+            validUntilNanos = requestStartNanos + renewed.leaseNanos() - safetyMarginNanos(renewed.leaseNanos());
         }
+    }
+
+    /** When the request that last set the current holding's lease was sent. */
+    long renewedAtNanos() {
+        return renewedAtNanos;
+    }
+
+    /** Whether the watchdog renews the current holding: held without an explicit lease, and not lost. */
+    boolean isRenewed() {
+        Holding current = holding;
+        return current != null && current.renewing() && lostReason == null;
     }
 
     /**
-     * Marks the holding of {@code lostOwner} lost, if it is still this key's holding and not lost yet.
+     * Marks {@code lost} lost, if it is still this key's holding and not lost yet.
      *
      * @return whether it was marked now
      */
-    synchronized boolean lose(String lostOwner, String reason) {
-        if (owner != lostOwner || lostOwner == null || lostReason != null) {
+    synchronized boolean lose(Holding lost, String reason) {
+        if (lost == null || holding != lost || lostReason != null) {
             return false;
         }
         lostReason = reason;
-        renewing = false;
         return true;
     }
 
-    /** Whether the Redis lock is still ours as far as this JVM can know: not lost, lease not run out. */
+    /** Whether the Redis lock is still ours as far as this JVM can know: not lost, lease (less the margin) not run out. */
     boolean isValid() {
-        return owner != null && lostReason == null && System.nanoTime() - expiresAtNanos < 0;
+        return invalidReason() == null;
     }
 
     /** Why the holding is no longer valid, or {@code null} if it is. */
     String invalidReason() {
+        Holding current = holding;
         String lost = lostReason;
+        if (current == null) {
+            return lost != null ? lost : "it is not held";
+        }
         if (lost != null) {
             return lost;
         }
-        if (System.nanoTime() - expiresAtNanos >= 0) {
-            return "its lease of " + TimeUnit.NANOSECONDS.toMillis(leaseNanos) + "ms ran out before it was renewed or released";
+        if (System.nanoTime() - validUntilNanos >= 0) {
+            return "its lease of " + TimeUnit.NANOSECONDS.toMillis(current.leaseNanos()) + "ms (less a safety margin of "
+                    + TimeUnit.NANOSECONDS.toMillis(safetyMarginNanos(current.leaseNanos()))
+                    + "ms) ran out before it was renewed or released";
         }
         return null;
     }

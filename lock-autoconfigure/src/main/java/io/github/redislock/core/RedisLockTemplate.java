@@ -7,8 +7,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,8 +21,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * Distributed, reentrant, owner-checked, leased locks on Redis.
  * <p>
  * Threads of one JVM queue for a key in memory, so Redis sees one contender per JVM and a nested
- * acquisition by the holder costs no round trip. Locks without an explicit lease are renewed by one
- * shared watchdog thread every third of the watchdog lease. Waiters sleep until a release is
+ * acquisition by the holder costs no round trip. Locks without an explicit lease are renewed by the
+ * {@link Watchdog} every third of the watchdog lease. Waiters sleep until a release is
  * published to them, re-checking at the latest when the holder's lease would end.
  * <p>
  * A plain class: construct it with a {@link StringRedisTemplate}, and {@link #close()} it to stop
@@ -59,9 +57,9 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final RedisLockKeys keys;
     private final String clientId;
     private final ConcurrentHashMap<String, LocalLock> locks = new ConcurrentHashMap<>();
-    private final ScheduledThreadPoolExecutor watchdog;
+    private final Watchdog watchdog;
+    /** Clean-up work off the caller's thread, e.g. undoing a request whose reply was lost. */
     private final WakeupSubscriber subscriber;
-    private final List<LockLostListener> lostListeners = new CopyOnWriteArrayList<>();
     /** Numbers this client's acquisitions, so every attempt has its own owner id in Redis. */
     private final AtomicLong acquisitions = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -77,15 +75,9 @@ public final class RedisLockTemplate implements AutoCloseable {
         byte[] id = new byte[16];
         new SecureRandom().nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
-        this.watchdog = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, "redis-lock-watchdog");
-            thread.setDaemon(true);
-            return thread;
-        });
-        long tick = config.watchdogLease().toNanos() / 3;
-        this.watchdog.scheduleWithFixedDelay(this::renewHeldLocks, tick, tick, TimeUnit.NANOSECONDS);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::onReleasePublished, this::wakeAllWaiters, config.watchdogLease());
+        this.watchdog = new Watchdog(redis, keys, config.watchdogLease(), locks.values(), subscriber::unsubscribeIfIdle);
     }
 
     // ---------------------------------------------------------------- public API
@@ -150,9 +142,12 @@ public final class RedisLockTemplate implements AutoCloseable {
         return new RedisReentrantLock(this, RedisLockKeys.validate(key));
     }
 
-    /** Registers a listener told when a held lock is found lost. */
+    /**
+     * Registers a listener told when a held lock is found lost. Listeners run on a thread of their own,
+     * one notification after another: a slow one delays other listeners, never a renewal.
+     */
     public void addLockLostListener(LockLostListener listener) {
-        lostListeners.add(Objects.requireNonNull(listener, "listener"));
+        watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
     }
 
     public RedisLockConfig config() {
@@ -176,14 +171,14 @@ public final class RedisLockTemplate implements AutoCloseable {
 
     /** Locks the watchdog is renewing (for diagnostics and tests). */
     public int scheduledRenewalCount() {
-        return (int) locks.values().stream().filter(lock -> lock.renewing).count();
+        return (int) locks.values().stream().filter(LocalLock::isRenewed).count();
     }
 
     /** Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease. */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            watchdog.shutdownNow();
+            watchdog.close();
             subscriber.close();
         }
     }
@@ -396,7 +391,7 @@ public final class RedisLockTemplate implements AutoCloseable {
 
     private void runInBackground(Runnable task, long giveUpAt, long delayMillis) {
         try {
-            watchdog.schedule(() -> {
+            watchdog.runInBackground(() -> {
                 try {
                     task.run();
                 } catch (RuntimeException e) {
@@ -407,7 +402,7 @@ public final class RedisLockTemplate implements AutoCloseable {
                         log.debug("Background clean-up failed; Redis TTLs will end what it left", e);
                     }
                 }
-            }, delayMillis, TimeUnit.MILLISECONDS);
+            }, delayMillis);
         } catch (RuntimeException e) { // closed
             log.debug("Background clean-up not run: the template is closed", e);
         }
@@ -465,73 +460,6 @@ public final class RedisLockTemplate implements AutoCloseable {
 
     private void wakeAllWaiters() {
         locks.values().forEach(LocalLock::wake);
-    }
-
-    // ---------------------------------------------------------------- watchdog
-
-    /**
-     * One periodic tick renews every held watchdog lock that was not renewed in the last sixth of the
-     * lease, so each is renewed at the latest half a lease after the previous renewal. Registering a
-     * lock is a set insertion: no task per lock, no wake-up of the watchdog thread on the hot path.
-     */
-    private void renewHeldLocks() {
-        subscriber.unsubscribeIfIdle();
-        long now = System.nanoTime();
-        for (LocalLock lock : locks.values()) {
-            long lastRenewal = lock.expiresAtNanos - lock.leaseNanos;
-            if (lock.renewing && now - lastRenewal >= lock.leaseNanos / 6) {
-                try {
-                    renew(lock);
-                } catch (Throwable e) { // a periodic task that throws is never run again: keep the watchdog alive
-                    log.error("Renewing lock '{}' failed unexpectedly", lock.key, e);
-                }
-            }
-        }
-    }
-
-    private void renew(LocalLock lock) {
-        String owner = lock.owner;
-        if (owner == null || lock.lostReason != null) {
-            return;
-        }
-        String invalid = lock.invalidReason();
-        if (invalid != null) {
-            markLost(lock, owner, invalid);
-            return;
-        }
-        long requestStart = System.nanoTime();
-        try {
-            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner,
-                    Long.toString(TimeUnit.NANOSECONDS.toMillis(lock.leaseNanos)));
-            if (renewed != null && renewed == 1) {
-                lock.renewed(owner, requestStart);
-            } else {
-                markLost(lock, owner, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
-            }
-        } catch (RuntimeException e) {
-            if (lock.invalidReason() != null) {
-                markLost(lock, owner, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
-            } else {
-                log.warn("Could not renew lock '{}' (will retry before its lease ends): {}", lock.key, e.toString());
-            }
-        }
-    }
-
-    /** Marks {@code owner}'s holding lost and tells the listeners; nothing if the holder released it meanwhile. */
-    private void markLost(LocalLock lock, String owner, String reason) {
-        long token = lock.token;
-        if (!lock.lose(owner, reason)) {
-            return;
-        }
-        LockHandle view = new LostView(lock.key, token);
-        log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, token, reason);
-        for (LockLostListener listener : lostListeners) {
-            try {
-                listener.lockLost(view, reason);
-            } catch (RuntimeException | LinkageError e) {
-                log.warn("LockLostListener {} failed", listener, e);
-            }
-        }
     }
 
     // ---------------------------------------------------------------- release
@@ -629,7 +557,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         }
         long requestStart = System.nanoTime();
         try {
-            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner, Long.toString(lease.toMillis()));
+            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), owner, Long.toString(lease.toMillis()), "exact");
             if (renewed != null && renewed == 1) {
                 lock.held(owner, lock.token, lease.toNanos(), requestStart, false); // a fixed lease: not renewed
                 return true;
@@ -663,6 +591,10 @@ public final class RedisLockTemplate implements AutoCloseable {
 
     LocalLock localLock(String key) {
         return locks.get(key);
+    }
+
+    Watchdog watchdog() {
+        return watchdog;
     }
 
     /** One acquisition, handed to the caller. */
@@ -709,20 +641,6 @@ public final class RedisLockTemplate implements AutoCloseable {
         @Override
         public String toString() {
             return "LockHandle[" + lock.key + ", token " + token + (isHeld() ? ", held]" : ", not held]");
-        }
-    }
-
-    /** What a {@link LockLostListener} sees of a lost lock. */
-    private record LostView(String key, long fencingToken) implements LockHandle {
-
-        @Override
-        public boolean isHeld() {
-            return false;
-        }
-
-        @Override
-        public void release() {
-            throw new IllegalMonitorStateException("release the lost lock '" + key + "' through the handle that acquired it");
         }
     }
 }

@@ -1,0 +1,250 @@
+package io.github.redislock.core;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Renews the Redis locks this client holds without an explicit lease, finds lost ones, and tells the
+ * {@link LockLostListener}s.
+ * <p>
+ * One scheduler thread only decides: every sixth of the lease it looks at every renewed holding and
+ * hands a RENEW to a pool (threads come and go with the work, up to 256) for each one last renewed
+ * a third of a lease ago or more, at most one in flight per holding. A renewal not answered within a quarter of the lease counts as failed
+ * and is sent again on another thread (the blocked one is left to the client's own timeout), so a
+ * slow or frozen Redis node costs only the locks it holds. A holding whose local lease (less a safety
+ * margin, see {@link LocalLock#safetyMarginNanos}) runs out is marked lost. Listeners run on a thread of
+ * their own, one notification after another; background clean-up has its own pool too.
+ */
+final class Watchdog implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
+
+    /**
+     * Renewals in flight at once; a renewal beyond it waits for the next tick. Generous, so that the
+     * calls stuck on a frozen node (a few per lock there, until it is marked lost) leave threads for the
+     * healthy ones; bounded, so that thousands of locks due in one tick do not start thousands of threads.
+     */
+    private static final int MAX_RENEWAL_THREADS = 256;
+    private static final int BACKGROUND_THREADS = 4;
+    private static final long IDLE_SECONDS = 30;
+
+    private final StringRedisTemplate redis;
+    private final RedisLockKeys keys;
+    private final Collection<LocalLock> locks;
+    private final Runnable onTick;
+    private final long renewalTimeoutNanos;
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final ThreadPoolExecutor renewals;
+    private final ThreadPoolExecutor listenerThread;
+    private final ThreadPoolExecutor background;
+    private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
+    /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
+    private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
+    private final AtomicBoolean onTickRunning = new AtomicBoolean();
+
+    /**
+     * @param locks a live view of the client's local locks
+     * @param onTick run in the background at every tick, never twice at once (e.g. an idle unsubscribe)
+     */
+    Watchdog(StringRedisTemplate redis, RedisLockKeys keys, Duration lease, Collection<LocalLock> locks, Runnable onTick) {
+        this.redis = redis;
+        this.keys = keys;
+        this.locks = locks;
+        this.onTick = onTick;
+        this.renewalTimeoutNanos = lease.toNanos() / 4;
+        this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("redis-lock-watchdog", false));
+        this.scheduler.setRemoveOnCancelPolicy(true);
+        this.renewals = new ThreadPoolExecutor(0, MAX_RENEWAL_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), daemon("redis-lock-renewal", true));
+        this.background = new ThreadPoolExecutor(BACKGROUND_THREADS, BACKGROUND_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemon("redis-lock-cleanup", true));
+        this.background.allowCoreThreadTimeOut(true);
+        this.listenerThread = new ThreadPoolExecutor(1, 1, IDLE_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                daemon("redis-lock-listeners", false));
+        this.listenerThread.allowCoreThreadTimeOut(true);
+        long tick = Math.max(1, lease.toNanos() / 6);
+        scheduler.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
+    }
+
+    void addLockLostListener(LockLostListener listener) {
+        listeners.add(listener);
+    }
+
+    /**
+     * Runs clean-up work (undoing a request whose reply was lost, say) off the caller's thread, on the background
+     * pool after {@code delayMillis}; the scheduler thread only hands it over.
+     */
+    void runInBackground(Runnable task, long delayMillis) {
+        if (delayMillis <= 0) {
+            background.execute(task);
+        } else {
+            scheduler.schedule(() -> background.execute(task), delayMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+        renewals.shutdownNow();
+        background.shutdown();
+        listenerThread.shutdown();
+    }
+
+    private void tick() {
+        try {
+            runOnTick();
+            for (LocalLock lock : locks) {
+                LocalLock.Holding holding = lock.holding;
+                if (holding != null && holding.renewing() && lock.lostReason == null) {
+                    check(lock, holding);
+                }
+            }
+        } catch (Throwable e) { // a periodic task that throws is never run again: keep the watchdog alive
+            log.error("The lock watchdog's tick failed unexpectedly", e);
+        }
+    }
+
+    private void runOnTick() {
+        if (!onTickRunning.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            background.execute(() -> {
+                try {
+                    onTick.run();
+                } finally {
+                    onTickRunning.set(false);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            onTickRunning.set(false);
+        }
+    }
+
+    private void check(LocalLock lock, LocalLock.Holding holding) {
+        String invalid = lock.invalidReason();
+        if (invalid != null) {
+            markLost(lock, holding, invalid);
+        } else if (!inFlight.containsKey(holding)
+                && System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3) {
+            dispatch(lock, holding);
+        }
+    }
+
+    private void dispatch(LocalLock lock, LocalLock.Holding holding) {
+        long sent = System.nanoTime();
+        if (inFlight.putIfAbsent(holding, sent) != null) {
+            return;
+        }
+        try {
+            renewals.execute(() -> renew(lock, holding, sent));
+            scheduler.schedule(() -> timedOut(lock, holding, sent), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) { // closed, or every renewal thread busy: the next tick tries again
+            inFlight.remove(holding, sent);
+        }
+    }
+
+    /**
+     * Sends one RENEW for {@code holding} on the calling thread. Only that holding is extended
+     * locally, and the script never shortens a TTL: a renewal that lands after the lock was handed
+     * to a holder with a longer lease changes nothing.
+     */
+    void renew(LocalLock lock, LocalLock.Holding holding, long sent) {
+        try {
+            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), holding.owner(),
+                    Long.toString(TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos())));
+            if (renewed != null && renewed == 1) {
+                lock.renewed(holding, sent);
+            } else {
+                markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
+            }
+        } catch (RuntimeException e) {
+            Long current = inFlight.get(holding);
+            if (lock.invalidReason() != null) {
+                markLost(lock, holding, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
+            } else if (current != null && current == sent) { // not given up on by timedOut, which logs itself
+                log.warn("Could not renew lock '{}' (will retry before its lease ends): {}", lock.key, e.toString());
+            }
+        } finally {
+            inFlight.remove(holding, sent);
+        }
+    }
+
+    private void timedOut(LocalLock lock, LocalLock.Holding holding, long sent) {
+        if (!inFlight.remove(holding, sent) || lock.holding != holding || lock.lostReason != null) {
+            return; // answered, released or lost meanwhile
+        }
+        if (lock.invalidReason() != null) {
+            markLost(lock, holding, "Redis did not answer its renewal within "
+                    + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out");
+            return;
+        }
+        log.warn("Redis did not answer the renewal of lock '{}' within {}ms; sending it again",
+                lock.key, TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
+        dispatch(lock, holding);
+    }
+
+    /** Marks {@code holding} lost and tells the listeners; nothing if it was released or replaced meanwhile. */
+    void markLost(LocalLock lock, LocalLock.Holding holding, String reason) {
+        if (!lock.lose(holding, reason)) {
+            return;
+        }
+        inFlight.remove(holding);
+        LockHandle view = new LostView(lock.key, holding.token());
+        log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, holding.token(), reason);
+        try {
+            listenerThread.execute(() -> tell(view, reason));
+        } catch (RejectedExecutionException e) {
+            log.debug("Lock '{}' was lost after the template closed; its listeners are not told", lock.key);
+        }
+    }
+
+    private void tell(LockHandle view, String reason) {
+        for (LockLostListener listener : listeners) {
+            try {
+                listener.lockLost(view, reason);
+            } catch (RuntimeException | LinkageError e) {
+                log.warn("LockLostListener {} failed", listener, e);
+            }
+        }
+    }
+
+    private static ThreadFactory daemon(String name, boolean numbered) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, numbered ? name + "-" + count.incrementAndGet() : name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** What a {@link LockLostListener} sees of a lost lock. */
+    private record LostView(String key, long fencingToken) implements LockHandle {
+
+        @Override
+        public boolean isHeld() {
+            return false;
+        }
+
+        @Override
+        public void release() {
+            throw new IllegalMonitorStateException("release the lost lock '" + key + "' through the handle that acquired it");
+        }
+    }
+}

@@ -1,0 +1,153 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The watchdog against a real redis-server: renewals never shorten a lease, and nothing slow holds them up. */
+class RedisWatchdogTest {
+
+    static RedisServerProcess server;
+    static RedisClients clients;
+    static StringRedisTemplate redis;
+
+    String key;
+
+    @BeforeAll
+    static void startRedis() {
+        server = RedisServerProcess.start();
+        clients = new RedisClients(server);
+        redis = clients.redisTemplate();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        clients.close();
+        server.close();
+    }
+
+    @BeforeEach
+    void uniqueKey(TestInfo test) {
+        key = test.getTestMethod().orElseThrow().getName();
+    }
+
+    private String lockKey(String name) {
+        return "redis-lock:{" + name + "}";
+    }
+
+    @Test
+    void aRenewalWithALeaseShorterThanTheKeysTtlDoesNotShortenItButExtendsAShorterOne() {
+        redis.opsForValue().set(lockKey(key), "owner-1", Duration.ofSeconds(60));
+
+        Long reply = redis.execute(LockScripts.RENEW, List.of(lockKey(key)), "owner-1", "30000");
+
+        assertThat(reply).isEqualTo(1);
+        assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).isGreaterThan(50_000);
+
+        redis.expire(lockKey(key), Duration.ofSeconds(10));
+        assertThat(redis.execute(LockScripts.RENEW, List.of(lockKey(key)), "owner-1", "30000")).isEqualTo(1);
+        assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).isGreaterThan(20_000);
+    }
+
+    @Test
+    void aWatchdogRenewalRacingAHandOverToALongerLeaseLeavesTheLongerLease() throws Exception {
+        RedisLockTemplate template = clients.lockTemplate(); // watchdog lease 30s
+        LockHandle held = template.acquire(key, LockOptions.tryOnce());
+        CountDownLatch adopted = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Boolean> next = pool.submit(() -> {
+                try (LockHandle taken = template.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10))
+                        .withLease(Duration.ofSeconds(60)))) {
+                    adopted.countDown();
+                    done.await(10, TimeUnit.SECONDS);
+                    return taken.isHeld();
+                }
+            });
+            awaitQueuedInThisJvm(template);
+            held.release(); // hands the lock over with the watchdog's 30s lease
+            assertThat(adopted.await(10, TimeUnit.SECONDS)).isTrue();
+            LocalLock lock = template.localLock(key);
+            LocalLock.Holding adoptedHolding = lock.holding;
+            assertThat(adoptedHolding.owner()).contains(":handover:");
+            assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).isGreaterThan(50_000);
+
+            // the watchdog read the hand-over holding (same owner, 30s, renewed) just before the adoption:
+            // its RENEW lands after the adoption's 60s one
+            LocalLock.Holding seenByWatchdog = new LocalLock.Holding(adoptedHolding.owner(), adoptedHolding.token(),
+                    TimeUnit.SECONDS.toNanos(30), true);
+            long adoptionSent = lock.renewedAtNanos();
+            template.watchdog().renew(lock, seenByWatchdog, System.nanoTime());
+
+            assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).as("TTL in Redis").isGreaterThan(50_000);
+            assertThat(lock.holding).isSameAs(adoptedHolding);
+            assertThat(lock.renewedAtNanos()).as("the local lease still counts from the adoption's RENEW").isEqualTo(adoptionSent);
+            assertThat(lock.isValid()).isTrue();
+            done.countDown();
+            assertThat(next.get(10, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            done.countDown();
+            pool.shutdown();
+        }
+    }
+
+    private void awaitQueuedInThisJvm(RedisLockTemplate template) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() < end) {
+            LocalLock lock = template.localLock(key);
+            if (lock != null && lock.mutex.hasQueuedThreads()) {
+                return;
+            }
+            Thread.sleep(2);
+        }
+        throw new AssertionError("no thread queued for '" + key + "' in this JVM");
+    }
+
+    @Test
+    void aLockLostListenerThatSleepsTwiceTheLeaseCostsNoOtherLock() throws Exception {
+        Duration lease = Duration.ofMillis(900);
+        RedisLockTemplate template = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(lease));
+        CountDownLatch told = new CountDownLatch(1);
+        template.addLockLostListener((lock, reason) -> {
+            told.countDown();
+            try {
+                Thread.sleep(2 * lease.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        String doomedKey = key + ":doomed";
+        String healthyKey = key + ":healthy";
+        LockHandle doomed = template.acquire(doomedKey, LockOptions.tryOnce());
+        LockHandle healthy = template.acquire(healthyKey, LockOptions.tryOnce());
+
+        redis.delete(lockKey(doomedKey));
+        assertThat(told.await(5, TimeUnit.SECONDS)).as("the listener was told of the deleted lock").isTrue();
+
+        long end = System.nanoTime() + 3 * lease.toNanos();
+        while (System.nanoTime() < end) {
+            assertThat(healthy.isHeld()).as("the other lock, while the listener sleeps").isTrue();
+            Thread.sleep(20);
+        }
+        assertThat(redis.opsForValue().get(lockKey(healthyKey))).as("Redis still has it as ours").startsWith(template.clientId());
+        healthy.release();
+        assertThat(doomed.isHeld()).isFalse();
+        assertThatThrownBy(doomed::release).isInstanceOf(LockLostException.class);
+    }
+}
