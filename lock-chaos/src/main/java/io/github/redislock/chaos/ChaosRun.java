@@ -24,7 +24,8 @@ import io.github.redislock.test.RedisServerProcess;
  * and 4 worker JVMs x 2 threads, injects each fault {@code repetitions} times, and checks the
  * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}.
  * <p>
- * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}.
+ * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
+ * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
 public final class ChaosRun implements AutoCloseable {
 
@@ -200,7 +201,9 @@ public final class ChaosRun implements AutoCloseable {
     /** Writes a failed scenario's history where CI keeps it, for diagnosis. */
     private static void keepHistory(Outcome outcome, List<Long> pausedTokens, List<Event> history, List<String> log)
             throws IOException {
-        Path dir = Path.of(System.getProperty("chaos.failures", "target/chaos-failures"));
+        // lock-chaos/target/chaos-failures both from the repository's root (ChaosRun.main) and from the module (verify)
+        String module = Files.isDirectory(Path.of("lock-chaos")) ? "lock-chaos/" : "";
+        Path dir = Path.of(System.getProperty("chaos.failures", module + "target/chaos-failures"));
         Files.createDirectories(dir);
         Path file = dir.resolve(outcome.scenario().replaceAll("[^A-Za-z0-9]+", "-") + "-" + System.currentTimeMillis() + ".txt");
         StringBuilder text = new StringBuilder(failures(List.of(outcome)) + "\npaused tokens " + pausedTokens + "\n");
