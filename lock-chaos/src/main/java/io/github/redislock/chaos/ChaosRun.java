@@ -24,7 +24,8 @@ import io.github.redislock.test.RedisServerProcess;
  * and 4 worker JVMs x 2 threads, injects each fault {@code repetitions} times, and checks the
  * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}.
  * <p>
- * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}.
+ * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
+ * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
 public final class ChaosRun implements AutoCloseable {
 
@@ -33,6 +34,13 @@ public final class ChaosRun implements AutoCloseable {
     static final int THREADS = 2;
     /** Tries to catch a holder inside its critical section, per pause (a miss is undone at once). */
     static final int PAUSE_ATTEMPTS = 50;
+    /**
+     * The longest TTL the engine gives a key a stopped worker may leave: a waiter entry lives up to the
+     * holder's remaining lease plus a second ({@code acquire.lua}); the fence counter a second, the lock a lease.
+     */
+    static final long LONGEST_KEY_TTL_MILLIS = LEASE_MILLIS + 1000;
+    /** How long a stopped worker may take to finish: its wait for the lock (5 s), its section, and its report. */
+    static final long WORKER_EXIT_SECONDS = 30;
 
     /** What a scenario promises about overlapping critical sections. */
     public enum Promise {
@@ -61,8 +69,12 @@ public final class ChaosRun implements AutoCloseable {
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final Map<String, Process> workers = new ConcurrentHashMap<>();
+    /** The thread reading each process's output; joined before a stopped worker's report is read. */
+    private final Map<Process, Thread> readers = new ConcurrentHashMap<>();
     private final List<Process> allProcesses = new ArrayList<>();
     private final List<String> workerOutput = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** Everything the worker JVMs of the current scenario printed (engine warnings, failed sections), for a failed scenario's report. */
+    private final List<String> workerLog = java.util.Collections.synchronizedList(new ArrayList<>());
     private final int resourcePort = RedisServerProcess.freePort();
     private final Process resource;
     private RedisServerProcess redis;
@@ -118,6 +130,7 @@ public final class ChaosRun implements AutoCloseable {
                 repetitions, 0, this::blackhole));
         outcomes.add(scenario("proxy resets every connection", Promise.EXCLUSION, plainRedis, true, true, repetitions, 0,
                 this::resetConnections));
+        outcomes.removeIf(java.util.Objects::isNull);
         return outcomes;
     }
 
@@ -146,11 +159,15 @@ public final class ChaosRun implements AutoCloseable {
 
     private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
             int repetitions, long faultFreeSeconds, Fault fault) throws Exception {
+        if (!name.contains(System.getProperty("chaos.only", ""))) {
+            return null;
+        }
         System.out.println("scenario: " + name);
         redis = RedisServerProcess.start(redisArgs);
         try (TcpProxy p = new TcpProxy(redis.port())) {
             proxy = p;
             post("/reset?fenced=" + fenced);
+            workerLog.clear();
             long endAt = System.currentTimeMillis() + 3_000_000; // stopped explicitly below
             for (int w = 0; w < WORKERS; w++) {
                 startWorker("w" + w, endAt, checkHeld, "engine");
@@ -171,10 +188,32 @@ public final class ChaosRun implements AutoCloseable {
             List<Event> history = history();
             HistoryChecker.Verdict verdict = HistoryChecker.check(history, value(), java.util.Set.copyOf(pausedTokens));
             int signalled = (int) pausedTokens.stream().filter(verdict.lostTokens()::contains).count();
-            return new Outcome(name, promise, fenced, repetitions, verdict, signalled, pausedTokens.size(), leftovers);
+            Outcome outcome = new Outcome(name, promise, fenced, repetitions, verdict, signalled, pausedTokens.size(), leftovers);
+            if (!failures(List.of(outcome)).isEmpty()) {
+                keepHistory(outcome, pausedTokens, history, workerLog);
+            }
+            return outcome;
         } finally {
             redis.close();
         }
+    }
+
+    /** Writes a failed scenario's history where CI keeps it, for diagnosis. */
+    private static void keepHistory(Outcome outcome, List<Long> pausedTokens, List<Event> history, List<String> log)
+            throws IOException {
+        // lock-chaos/target/chaos-failures both from the repository's root (ChaosRun.main) and from the module (verify)
+        String module = Files.isDirectory(Path.of("lock-chaos")) ? "lock-chaos/" : "";
+        Path dir = Path.of(System.getProperty("chaos.failures", module + "target/chaos-failures"));
+        Files.createDirectories(dir);
+        Path file = dir.resolve(outcome.scenario().replaceAll("[^A-Za-z0-9]+", "-") + "-" + System.currentTimeMillis() + ".txt");
+        StringBuilder text = new StringBuilder(failures(List.of(outcome)) + "\npaused tokens " + pausedTokens + "\n");
+        history.forEach(e -> text.append(e.line()).append('\n'));
+        text.append("\nworker output:\n");
+        synchronized (log) {
+            log.forEach(line -> text.append(line).append('\n'));
+        }
+        Files.writeString(file, text);
+        System.out.println("history of the failed scenario: " + file.toAbsolutePath());
     }
 
     // faults -------------------------------------------------------------------------------------
@@ -208,20 +247,36 @@ public final class ChaosRun implements AutoCloseable {
             String id = holder[0].substring(0, holder[0].indexOf('-'));
             Process process = workers.get(id);
             signal(process, "STOP");
-            Thread.sleep(50); // requests sent just before the stop land
+            long settle = settleMillis();
+            Thread.sleep(settle); // requests sent just before the stop land
             String open = get("/open?worker=" + holder[0]);
             if (!holder[1].equals(open)) {
                 signal(process, "CONT"); // the pause fell between two sections: no lock to lose, try again
                 missed.add(holder[0] + " " + holder[1] + "->" + open);
                 continue;
             }
-            Thread.sleep(LEASE_MILLIS * 5 / 2 - 50);
+            Thread.sleep(Math.max(0, LEASE_MILLIS * 5 / 2 - settle));
             signal(process, "CONT");
             mark("pause-" + repetition + "-end");
             return Long.parseLong(holder[1]);
         }
         throw new IllegalStateException("could not pause a worker inside its critical section in " + PAUSE_ATTEMPTS + " attempts: " + noHolder
                 + " found no holder, the others missed it " + missed);
+    }
+
+    /**
+     * How long requests a worker sent just before it was stopped may take to reach the resource: four times
+     * the slowest of a few round trips to it measured now (the machine's load changes), at least 50 ms,
+     * at most a quarter of the lease.
+     */
+    private long settleMillis() throws Exception {
+        long slowest = 0;
+        for (int i = 0; i < 5; i++) {
+            long start = System.nanoTime();
+            get("/holder");
+            slowest = Math.max(slowest, System.nanoTime() - start);
+        }
+        return Math.min(LEASE_MILLIS / 4, Math.max(50, 4 * java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(slowest)));
     }
 
     private long restartRedis(int repetition) throws Exception {
@@ -262,7 +317,8 @@ public final class ChaosRun implements AutoCloseable {
 
     private Process start(List<String> mainAndArgs, String readyLine) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.log.io.github.redislock=debug", "-cp",
                 System.getProperty("java.class.path")));
         command.addAll(mainAndArgs);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -279,12 +335,14 @@ public final class ChaosRun implements AutoCloseable {
                     if (line.startsWith("leftovers")) {
                         workerOutput.add(line);
                     }
+                    workerLog.add(System.nanoTime() + " " + mainAndArgs.get(1) + ": " + line);
                 }
             } catch (IOException ignored) {
                 // the process ended
             }
         });
         reader.setDaemon(true);
+        readers.put(process, reader);
         reader.start();
         if (!ready.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
             throw new IllegalStateException("process did not start: " + mainAndArgs);
@@ -298,28 +356,45 @@ public final class ChaosRun implements AutoCloseable {
         for (Process process : workers.values()) {
             process.getOutputStream().close(); // the worker finishes its section, reports and exits
         }
-        for (Process process : workers.values()) {
-            if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+        List<String> problems = new ArrayList<>();
+        for (Map.Entry<String, Process> worker : workers.entrySet()) {
+            Process process = worker.getValue();
+            // a waiting thread may wait out its 5 s before it sees the stop
+            if (!process.waitFor(WORKER_EXIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
+                problems.add("worker " + worker.getKey() + " did not exit within " + WORKER_EXIT_SECONDS + " s");
                 process.destroyForcibly();
+            }
+            Thread reader = readers.remove(process);
+            if (reader != null) {
+                reader.join(10_000); // its last line, the leftovers report, is read
             }
         }
         workers.clear();
-        Thread.sleep(300);
         long dirtyWorkers = workerOutput.stream().filter(line -> !line.equals("leftovers renewals=0 locks=0")).count();
-        Thread.sleep(RedisServerProcessGrace.MILLIS);
-        String keys = redis.command("KEYS", "redis-lock:*");
-        String channels = redis.command("PUBSUB", "CHANNELS", "redis-lock:*");
-        List<String> problems = new ArrayList<>();
         if (dirtyWorkers > 0 || workerOutput.size() < running) {
             problems.add("worker renewal entries or local locks " + workerOutput);
         }
-        if (keys != null && !keys.isBlank()) {
+        // Every key the engine writes carries a TTL of at most LONGEST_KEY_TTL_MILLIS, counted from the last
+        // command of a worker that has exited now; whatever is still there after that was left behind.
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(LONGEST_KEY_TTL_MILLIS);
+        String keys;
+        String channels;
+        do {
+            Thread.sleep(50);
+            keys = redis.command("KEYS", "redis-lock:*");
+            channels = redis.command("PUBSUB", "CHANNELS", "redis-lock:*");
+        } while (System.nanoTime() - deadline < 0 && !(isBlank(keys) && isBlank(channels)));
+        if (!isBlank(keys)) {
             problems.add("keys " + keys.replace('\n', ' '));
         }
-        if (channels != null && !channels.isBlank()) {
+        if (!isBlank(channels)) {
             problems.add("channels " + channels.replace('\n', ' '));
         }
         return problems.isEmpty() ? "none" : String.join("; ", problems);
+    }
+
+    private static boolean isBlank(String reply) {
+        return reply == null || reply.isBlank();
     }
 
     private void signal(Process process, String signal) throws IOException {
@@ -481,11 +556,6 @@ public final class ChaosRun implements AutoCloseable {
         List<Long> sorted = new ArrayList<>(values);
         sorted.sort(null);
         return sorted.get(sorted.size() / 2) + " / " + sorted.get(Math.min(sorted.size() - 1, sorted.size() * 99 / 100));
-    }
-
-    /** How long to wait after the workers stop before looking for leftovers (the fence's grace). */
-    static final class RedisServerProcessGrace {
-        static final long MILLIS = 1500;
     }
 
 }

@@ -65,7 +65,7 @@ public final class Worker {
         RedisLockTemplate locks = new RedisLockTemplate(redis,
                 RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis)));
         Worker worker = new Worker(id, resourcePort, checkHeld);
-        locks.addLockLostListener((lock, reason) -> worker.post("/event?type=lost&worker=" + id + "-watchdog&token="
+        locks.addLockLostListener((lock, reason) -> worker.record("/event?type=lost&worker=" + id + "-watchdog&token="
                 + lock.fencingToken()));
         System.out.println("worker " + id + " ready, pid " + ProcessHandle.current().pid());
 
@@ -94,6 +94,7 @@ public final class Worker {
                             worker.section(name, locks);
                         }
                     } catch (RuntimeException e) {
+                        System.out.println(name + " section failed: " + e + (e.getCause() == null ? "" : " caused by " + e.getCause()));
                         pause(20); // Redis or the resource unreachable: try again
                     }
                 }
@@ -116,6 +117,7 @@ public final class Worker {
         try {
             lock = locks.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)));
         } catch (LockNotAcquiredException e) {
+            System.out.println(name + " gave up: " + e.getMessage());
             return;
         }
         long token = lock.fencingToken();
@@ -131,9 +133,10 @@ public final class Worker {
             try {
                 lock.release();
             } catch (LockLostException lost) {
-                post("/event?type=lost&worker=" + name + "&token=" + token);
-            } catch (RuntimeException ignored) {
-                // Redis unreachable: the lease ends it
+                record("/event?type=lost&worker=" + name + "&token=" + token);
+            } catch (RuntimeException e) {
+                // Redis unreachable: the lease ends it; printed for a failed scenario's report
+                System.out.println(name + " release failed: " + e);
             }
         }
     }
@@ -151,6 +154,25 @@ public final class Worker {
             post("/write?worker=" + name + "&token=" + token + "&value=" + (value + 1));
         } finally {
             redis.delete("broken-lock");
+        }
+    }
+
+    /**
+     * Posts an event whose recording the checker depends on (a loss signal), retrying a few times: a
+     * resource call that fails on a loaded machine must not read as a signal the engine did not give.
+     * Recording one twice changes nothing (lost tokens form a set).
+     */
+    private void record(String path) {
+        for (int attempt = 1;; attempt++) {
+            try {
+                post(path);
+                return;
+            } catch (IllegalStateException e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+                System.out.println("recording " + path + " failed, retrying: " + e.getCause());
+            }
         }
     }
 
