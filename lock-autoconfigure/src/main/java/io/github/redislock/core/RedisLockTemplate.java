@@ -76,8 +76,8 @@ public final class RedisLockTemplate implements AutoCloseable {
         new SecureRandom().nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
-                keys.wakeChannelPrefix() + clientId, this::onReleasePublished, this::wakeAllWaiters, config.watchdogLease());
-        this.watchdog = new Watchdog(redis, keys, config.watchdogLease(), locks.values(), subscriber::unsubscribeIfIdle);
+                keys.wakeChannelPrefix() + clientId, this::onReleasePublished, this::wakeAllWaiters);
+        this.watchdog = new Watchdog(redis, keys, config.watchdogLease(), locks.values());
     }
 
     // ---------------------------------------------------------------- public API
@@ -164,7 +164,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         return locks.size();
     }
 
-    /** Whether this client is subscribed to release notices: only while, or shortly after, its threads wait. */
+    /** Whether this client is subscribed to release notices: from its first wait until it is closed. */
     public boolean isSubscribed() {
         return subscriber.isSubscribed();
     }
@@ -291,61 +291,50 @@ public final class RedisLockTemplate implements AutoCloseable {
         DataAccessException lastError = null;
         // whether any attempt failed: its request may still run in Redis, taking the lock or registering a waiter
         boolean uncertain = false;
-        boolean waited = false; // counted among this client's waiters, which keep its subscription up
-        try {
-            while (true) {
-                long seen = lock.wakeups();
-                long left = remaining(deadline);
-                long requestStart = System.nanoTime();
-                Long reply;
-                try {
-                    String sleepArg = Long.toString(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS));
-                    reply = redis.execute(LockScripts.ACQUIRE, scriptKeys, owner, leaseArg, clientId, sleepArg, graceArg,
-                            registered ? "1" : "0", CLIENTS_WOKEN_PER_RELEASE);
-                    registered |= left > 0;
-                    lastError = null; // a later clean answer supersedes an earlier error
-                } catch (DataAccessException e) {
-                    lastError = e;
-                    uncertain = true;
-                    registered |= left > 0;
-                    reply = null;
-                }
-                if (reply != null && reply > 0) {
-                    lock.held(owner, reply, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
-                    return interrupted;
-                }
-                left = remaining(deadline);
-                if (left <= 0) {
-                    giveUp(lock, owner, registered, uncertain);
-                    if (lastError != null) {
-                        throw new LockNotAcquiredException(lock.key, Duration.ofNanos(System.nanoTime() - start), lastError);
-                    }
-                    return interrupted;
-                }
-                long sleepMillis;
-                if (reply == null) {
-                    sleepMillis = ERROR_BACKOFF_MILLIS;
-                } else {
-                    if (!waited) {
-                        waited = true;
-                        subscriber.waiterArrives();
-                    }
-                    if (subscriber.startIfNeeded()) {
-                        continue; // a release published before this client listened was missed: look again now
-                    }
-                    sleepMillis = Math.min(-reply, subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
-                }
-                sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
-                try {
-                    interrupted |= lock.awaitWake(seen, sleepMillis, interruptible);
-                } catch (InterruptedException e) {
-                    giveUp(lock, owner, registered, uncertain);
-                    throw e;
-                }
+        while (true) {
+            long seen = lock.wakeups();
+            long left = remaining(deadline);
+            long requestStart = System.nanoTime();
+            Long reply;
+            try {
+                String sleepArg = Long.toString(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS));
+                reply = redis.execute(LockScripts.ACQUIRE, scriptKeys, owner, leaseArg, clientId, sleepArg, graceArg,
+                        registered ? "1" : "0", CLIENTS_WOKEN_PER_RELEASE);
+                registered |= left > 0;
+                lastError = null; // a later clean answer supersedes an earlier error
+            } catch (DataAccessException e) {
+                lastError = e;
+                uncertain = true;
+                registered |= left > 0;
+                reply = null;
             }
-        } finally {
-            if (waited) {
-                subscriber.waiterLeaves();
+            if (reply != null && reply > 0) {
+                lock.held(owner, reply, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
+                return interrupted;
+            }
+            left = remaining(deadline);
+            if (left <= 0) {
+                giveUp(lock, owner, registered, uncertain);
+                if (lastError != null) {
+                    throw new LockNotAcquiredException(lock.key, Duration.ofNanos(System.nanoTime() - start), lastError);
+                }
+                return interrupted;
+            }
+            long sleepMillis;
+            if (reply == null) {
+                sleepMillis = ERROR_BACKOFF_MILLIS;
+            } else {
+                if (subscriber.startIfNeeded()) {
+                    continue; // a release published before this client listened was missed: look again now
+                }
+                sleepMillis = Math.min(-reply, subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
+            }
+            sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+            try {
+                interrupted |= lock.awaitWake(seen, sleepMillis, interruptible);
+            } catch (InterruptedException e) {
+                giveUp(lock, owner, registered, uncertain);
+                throw e;
             }
         }
     }

@@ -1,8 +1,6 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import org.slf4j.Logger;
@@ -20,21 +18,19 @@ import org.springframework.util.backoff.FixedBackOff;
 /**
  * This client's one subscription: the channel on which releases are announced to it. Releases
  * publish only to clients registered as waiting for that lock, so an idle client receives nothing.
- * Started on the first wait; if it is not listening, waiters fall back to short re-checks. Once no
- * thread of this client has waited for the idle time, it unsubscribes, and subscribes again at the
- * next wait: no channel stays subscribed after its waiters are gone.
+ * Taken at the first wait and kept until the template closes; if it is not listening, waiters fall
+ * back to short re-checks.
+ * <p>
+ * It is never stopped while the template lives: stopping a subscription hands its connection back to
+ * the client's pool (Jedis) while the subscription thread may still read from it, and the replies of
+ * the next commands sent on it then cross. Keeping it costs one connection per client.
  */
 final class WakeupSubscriber implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WakeupSubscriber.class);
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
-    private final Listener listener;
-    private final AtomicInteger waiting = new AtomicInteger();
-    private final long idleNanos;
-    private final Runnable onResubscribed;
     private volatile boolean started;
-    private volatile long idleSince = System.nanoTime();
 
     /**
      * @param onRelease told the lock name of each release published to this client
@@ -42,9 +38,7 @@ final class WakeupSubscriber implements AutoCloseable {
      *        waiter registrations, if Redis restarted) may have been lost meanwhile
      */
     WakeupSubscriber(RedisConnectionFactory connectionFactory, String channel, Consumer<String> onRelease,
-            Runnable onResubscribed, Duration idleTime) {
-        this.idleNanos = idleTime.toNanos();
-        this.onResubscribed = onResubscribed;
+            Runnable onResubscribed) {
         SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("redis-lock-wakeup-");
         executor.setDaemon(true);
         container.setConnectionFactory(connectionFactory);
@@ -52,53 +46,15 @@ final class WakeupSubscriber implements AutoCloseable {
         container.setTaskExecutor(new SyncTaskExecutor());
         container.setSubscriptionExecutor(executor);
         container.setRecoveryBackoff(new FixedBackOff(500, FixedBackOff.UNLIMITED_ATTEMPTS));
-        listener = new Listener(onRelease, onResubscribed);
+        Listener listener = new Listener(onRelease, onResubscribed);
         container.addMessageListener(listener, new ChannelTopic(channel));
         container.afterPropertiesSet();
-    }
-
-    /** A thread of this client starts waiting for a lock. */
-    void waiterArrives() {
-        waiting.incrementAndGet();
-    }
-
-    /** A thread of this client stops waiting (it got the lock, gave up, or failed). */
-    void waiterLeaves() {
-        if (waiting.decrementAndGet() == 0) {
-            idleSince = System.nanoTime();
-        }
     }
 
     /** Whether the subscription is up or being set up (for diagnostics and tests). */
     boolean isSubscribed() {
         return started;
     }
-
-    /**
-     * Unsubscribes if no thread has waited for the idle time; called periodically. A thread that starts
-     * waiting meanwhile subscribes again (it waits for this to finish, then finds it stopped).
-     */
-    synchronized void unsubscribeIfIdle() {
-        if (started && waiting.get() == 0 && System.nanoTime() - idleSince >= idleNanos) {
-            idleCheckPassed.run();
-            started = false;
-            try {
-                container.stop();
-            } catch (RuntimeException e) {
-                log.debug("Unsubscribing from lock release notices failed", e);
-            }
-            listener.stoppedOnPurpose();
-            if (waiting.get() > 0) {
-                // a thread began to wait after the check above: it may have seen the subscription up and gone to
-                // sleep deaf. Listen again, and have every waiter look again now: releases since the check were missed.
-                start();
-                onResubscribed.run();
-            }
-        }
-    }
-
-    /** Runs between the idle check and the unsubscription; tests widen that window with it. */
-    volatile Runnable idleCheckPassed = () -> { };
 
     /** Whether release messages reach this client now. Subscribes on the first call. */
     boolean isListening() {
@@ -142,11 +98,6 @@ final class WakeupSubscriber implements AutoCloseable {
         @Override
         public void onMessage(Message message, byte[] pattern) {
             onRelease.accept(new String(message.getBody(), StandardCharsets.UTF_8));
-        }
-
-        /** The next subscription is a new start, not a recovery: nothing was missed while nobody waited. */
-        synchronized void stoppedOnPurpose() {
-            subscribedBefore = false;
         }
 
         @Override

@@ -12,7 +12,6 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.slf4j.Logger;
@@ -47,7 +46,6 @@ final class Watchdog implements AutoCloseable {
     private final StringRedisTemplate redis;
     private final RedisLockKeys keys;
     private final Collection<LocalLock> locks;
-    private final Runnable onTick;
     private final long renewalTimeoutNanos;
     private final ScheduledThreadPoolExecutor scheduler;
     private final ThreadPoolExecutor renewals;
@@ -56,17 +54,12 @@ final class Watchdog implements AutoCloseable {
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
-    private final AtomicBoolean onTickRunning = new AtomicBoolean();
 
-    /**
-     * @param locks a live view of the client's local locks
-     * @param onTick run in the background at every tick, never twice at once (e.g. an idle unsubscribe)
-     */
-    Watchdog(StringRedisTemplate redis, RedisLockKeys keys, Duration lease, Collection<LocalLock> locks, Runnable onTick) {
+    /** @param locks a live view of the client's local locks */
+    Watchdog(StringRedisTemplate redis, RedisLockKeys keys, Duration lease, Collection<LocalLock> locks) {
         this.redis = redis;
         this.keys = keys;
         this.locks = locks;
-        this.onTick = onTick;
         this.renewalTimeoutNanos = lease.toNanos() / 4;
         this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("redis-lock-watchdog", false));
         this.scheduler.setRemoveOnCancelPolicy(true);
@@ -108,7 +101,6 @@ final class Watchdog implements AutoCloseable {
 
     private void tick() {
         try {
-            runOnTick();
             for (LocalLock lock : locks) {
                 LocalLock.Holding holding = lock.holding;
                 if (holding != null && holding.renewing() && lock.lostReason == null) {
@@ -117,23 +109,6 @@ final class Watchdog implements AutoCloseable {
             }
         } catch (Throwable e) { // a periodic task that throws is never run again: keep the watchdog alive
             log.error("The lock watchdog's tick failed unexpectedly", e);
-        }
-    }
-
-    private void runOnTick() {
-        if (!onTickRunning.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            background.execute(() -> {
-                try {
-                    onTick.run();
-                } finally {
-                    onTickRunning.set(false);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            onTickRunning.set(false);
         }
     }
 

@@ -546,10 +546,14 @@ class RedisLockTemplateTest {
     }
 
     @Test
-    void aClientUnsubscribesOnceNoThreadHasWaitedForALeaseAndSubscribesAgainAtTheNextWait() throws Exception {
+    void theReleaseSubscriptionIsTakenAtTheFirstWaitAndKeptWhileTheTemplateLives() throws Exception {
+        // stopping a subscription hands its connection back to the pool while the subscription thread may still read
+        // from it; the replies of lock scripts sent on it then cross. So once taken, it stays.
         try (RedisClients own = new RedisClients(server)) {
             RedisLockTemplate waiter = own.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(600)));
             String channel = "redis-lock:wake:" + waiter.clientId();
+            waiter.acquire(key, LockOptions.tryOnce()).release();
+            assertThat(subscribers(channel)).as("no subscription before the first wait").isZero();
             for (int round = 1; round <= 2; round++) {
                 LockHandle held = first.acquire(key, LockOptions.tryOnce()); // a 30 s lease: no early re-check
                 Future<Long> waitedMillis = Executors.newSingleThreadExecutor().submit(() -> {
@@ -563,12 +567,9 @@ class RedisLockTemplateTest {
                 held.release();
                 assertThat(waitedMillis.get(10, TimeUnit.SECONDS)).as("woken by the release, round " + round)
                         .isLessThan(3000);
-                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                while (subscribers(channel) > 0 && System.nanoTime() < end) {
-                    Thread.sleep(50);
-                }
-                assertThat(subscribers(channel)).as("unsubscribed once idle, round " + round).isZero();
-                assertThat(waiter.isSubscribed()).isFalse();
+                Thread.sleep(1500); // more than two leases without a waiter
+                assertThat(subscribers(channel)).as("still subscribed when idle, round " + round).isEqualTo(1);
+                assertThat(waiter.isSubscribed()).isTrue();
             }
         }
     }
