@@ -32,8 +32,8 @@ public final class ChaosRun implements AutoCloseable {
     static final long LEASE_MILLIS = 1000;
     static final int WORKERS = 4;
     static final int THREADS = 2;
-    /** Tries to catch a holder inside its critical section, per pause (a miss is undone at once). */
-    static final int PAUSE_ATTEMPTS = 50;
+    /** Waits for a worker to read the resource, per pause. */
+    static final int PAUSE_ATTEMPTS = 3;
     /**
      * The longest TTL the engine gives a key a stopped worker may leave: a waiter entry lives up to the
      * holder's remaining lease plus a second ({@code acquire.lua}); the fence counter a second, the lock a lease.
@@ -235,48 +235,42 @@ public final class ChaosRun implements AutoCloseable {
         return 0;
     }
 
+    /**
+     * Stops a holder inside its critical section for 2.5 leases. The resource holds back the reply to the next
+     * read ({@code /trap}); its worker has then certainly entered its section and cannot have left it, so
+     * stopping it before the reply goes out catches it there every time, however loaded the machine is.
+     */
     private long pauseHolder(int repetition) throws Exception {
-        int noHolder = 0;
-        List<String> missed = new ArrayList<>();
         for (int attempt = 0; attempt < PAUSE_ATTEMPTS; attempt++) {
-            String[] holder = holder();
-            if (holder == null) {
-                noHolder++;
+            post("/trap");
+            String[] caught = trapped();
+            Process process = caught == null ? null : workers.get(caught[0].substring(0, caught[0].indexOf('-')));
+            if (process == null) { // no read within the wait, or a killed worker's: let it go and try again
+                post("/spring");
                 continue;
             }
-            String id = holder[0].substring(0, holder[0].indexOf('-'));
-            Process process = workers.get(id);
             signal(process, "STOP");
-            long settle = settleMillis();
-            Thread.sleep(settle); // requests sent just before the stop land
-            String open = get("/open?worker=" + holder[0]);
-            if (!holder[1].equals(open)) {
-                signal(process, "CONT"); // the pause fell between two sections: no lock to lose, try again
-                missed.add(holder[0] + " " + holder[1] + "->" + open);
-                continue;
-            }
-            Thread.sleep(Math.max(0, LEASE_MILLIS * 5 / 2 - settle));
+            post("/spring"); // the read's reply reaches a stopped process: it stays inside its section
+            Thread.sleep(LEASE_MILLIS * 5 / 2);
             signal(process, "CONT");
             mark("pause-" + repetition + "-end");
-            return Long.parseLong(holder[1]);
+            return Long.parseLong(caught[1]);
         }
-        throw new IllegalStateException("could not pause a worker inside its critical section in " + PAUSE_ATTEMPTS + " attempts: " + noHolder
-                + " found no holder, the others missed it " + missed);
+        throw new IllegalStateException("no worker read the resource in " + PAUSE_ATTEMPTS + " waits of 5 s: "
+                + "the workers are not running sections");
     }
 
-    /**
-     * How long requests a worker sent just before it was stopped may take to reach the resource: four times
-     * the slowest of a few round trips to it measured now (the machine's load changes), at least 50 ms,
-     * at most a quarter of the lease.
-     */
-    private long settleMillis() throws Exception {
-        long slowest = 0;
-        for (int i = 0; i < 5; i++) {
-            long start = System.nanoTime();
-            get("/holder");
-            slowest = Math.max(slowest, System.nanoTime() - start);
+    /** The worker thread and token whose read the resource holds back, waiting up to 5 s for one. */
+    private String[] trapped() throws Exception {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() < end) {
+            String trapped = get("/trapped");
+            if (!trapped.isBlank()) {
+                return trapped.split(" ");
+            }
+            Thread.sleep(2);
         }
-        return Math.min(LEASE_MILLIS / 4, Math.max(50, 4 * java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(slowest)));
+        return null;
     }
 
     private long restartRedis(int repetition) throws Exception {
@@ -512,7 +506,7 @@ public final class ChaosRun implements AutoCloseable {
                 .append("sleeps 5-30 ms and writes it back plus one, passing its fencing token; the resource timestamps every call ")
                 .append("on one clock and, fenced, refuses a token lower than the highest it has seen. Each fault was injected ")
                 .append(repetitions).append(" times (the no-fault run is one stretch). Every pause catches a holder inside its ")
-                .append("critical section (one that lands between two sections is undone at once and retried); recovery runs ")
+                .append("critical section (the resource holds back the reply to a worker's read until that worker is stopped); recovery runs ")
                 .append("from the end of a fault to the next accepted write.\n\n");
         md.append("| scenario | promise | critical sections | overlaps | overlaps not involving a paused holder "
                 + "| paused holders that wrote after the pause | lost updates | stale writes accepted | stale writes rejected "

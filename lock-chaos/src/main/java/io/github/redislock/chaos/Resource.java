@@ -8,7 +8,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -19,13 +21,18 @@ import com.sun.net.httpserver.HttpServer;
  * refuses a write whose token is lower than the highest token it has seen.
  * <p>
  * {@code GET /read?worker=&token=}, {@code POST /write?worker=&token=&value=}, {@code POST /event?type=&worker=&token=},
- * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder}.
+ * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder},
+ * {@code POST /trap}, {@code GET /trapped}, {@code POST /spring} (catch the next reader inside its section).
  */
 public final class Resource {
 
     private final List<Event> history = new ArrayList<>();
     private final Map<String, Event> openSections = new HashMap<>();
     private boolean fenced;
+    /** Whether the next read is held back (see {@code /trap}); the held read, once one was; what lets it go. */
+    private boolean trapArmed;
+    private Event trapped;
+    private CountDownLatch trapRelease = new CountDownLatch(0);
     private long value;
     private long highestToken;
 
@@ -43,6 +50,7 @@ public final class Resource {
         Map<String, String> q = query(exchange.getRequestURI().getRawQuery());
         String path = exchange.getRequestURI().getPath();
         String body;
+        CountDownLatch holdReply = null;
         synchronized (this) {
             long now = System.nanoTime();
             String worker = q.getOrDefault("worker", "-");
@@ -54,6 +62,11 @@ public final class Resource {
                     history.add(read);
                     openSections.put(worker, read);
                     body = Long.toString(value);
+                    if (trapArmed) {
+                        trapArmed = false;
+                        trapped = read;
+                        holdReply = trapRelease;
+                    }
                 }
                 case "/write" -> {
                     long written = Long.parseLong(q.get("value"));
@@ -77,18 +90,31 @@ public final class Resource {
                     history.add(new Event(now, "mark", q.get("name"), 0, 0, true));
                     body = "ok";
                 }
+                case "/trap" -> {
+                    // hold back the reply to the next read until /spring: its worker is then certainly inside its
+                    // critical section (it has read, it cannot have written), so it can be stopped there
+                    trapRelease.countDown();
+                    trapRelease = new CountDownLatch(1);
+                    trapArmed = true;
+                    trapped = null;
+                    body = "ok";
+                }
+                case "/trapped" -> body = trapped == null ? "" : trapped.worker() + " " + trapped.token();
+                case "/spring" -> {
+                    trapArmed = false;
+                    trapRelease.countDown();
+                    body = "ok";
+                }
                 case "/reset" -> {
+                    trapArmed = false;
+                    trapped = null;
+                    trapRelease.countDown();
                     history.clear();
                     openSections.clear();
                     value = 0;
                     highestToken = 0;
                     fenced = Boolean.parseBoolean(q.get("fenced"));
                     body = "ok";
-                }
-                case "/open" -> {
-                    // the token of the worker thread's unfinished critical section, if it has one
-                    Event open = openSections.get(worker);
-                    body = open == null ? "" : Long.toString(open.token());
                 }
                 case "/holder" -> {
                     // the worker whose critical section started last and has not ended
@@ -102,6 +128,13 @@ public final class Resource {
                     body = sb.toString();
                 }
                 default -> body = "unknown " + path;
+            }
+        }
+        if (holdReply != null) {
+            try {
+                holdReply.await(30, TimeUnit.SECONDS); // the controller lets it go within milliseconds
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
