@@ -19,7 +19,7 @@ import java.util.concurrent.Future;
 import java.util.stream.Stream;
 
 import io.github.redislock.core.LockOptions;
-import io.github.redislock.core.RedisLockKeys;
+import io.github.redislock.core.RedisLockTemplate;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.util.ClassUtils;
@@ -113,7 +113,7 @@ final class DistributedLockOperation {
         }
         if (keys.length == 0) {
             try {
-                RedisLockKeys.validate(name);
+                RedisLockTemplate.validateKey(name);
             } catch (IllegalArgumentException e) {
                 throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
             }
@@ -207,7 +207,7 @@ final class DistributedLockOperation {
             }
             String full = name.isEmpty() ? text : name + ":" + text;
             try {
-                resolved.add(RedisLockKeys.validate(full));
+                resolved.add(RedisLockTemplate.validateKey(full));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(description + ": key expression \"" + key.getExpressionString() + "\": "
                         + e.getMessage(), e);

@@ -17,7 +17,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * Renews the Redis locks this client holds without an explicit lease, finds lost ones, and tells the
@@ -44,8 +43,7 @@ final class Watchdog implements AutoCloseable {
     private static final int BACKGROUND_THREADS = 4;
     private static final long IDLE_SECONDS = 30;
 
-    private final StringRedisTemplate redis;
-    private final RedisLockKeys keys;
+    private final LockScripts scripts;
     private final Collection<LocalLock> locks;
     private final Runnable onTick;
     private final long renewalTimeoutNanos;
@@ -62,9 +60,8 @@ final class Watchdog implements AutoCloseable {
      * @param locks a live view of the client's local locks
      * @param onTick run in the background at every tick, never twice at once (e.g. an idle unsubscribe)
      */
-    Watchdog(StringRedisTemplate redis, RedisLockKeys keys, Duration lease, Collection<LocalLock> locks, Runnable onTick) {
-        this.redis = redis;
-        this.keys = keys;
+    Watchdog(LockScripts scripts, Duration lease, Collection<LocalLock> locks, Runnable onTick) {
+        this.scripts = scripts;
         this.locks = locks;
         this.onTick = onTick;
         this.renewalTimeoutNanos = lease.toNanos() / 4;
@@ -167,9 +164,7 @@ final class Watchdog implements AutoCloseable {
      */
     void renew(LocalLock lock, LocalLock.Holding holding, long sent) {
         try {
-            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), holding.owner(),
-                    Long.toString(TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos())));
-            if (renewed != null && renewed == 1) {
+            if (scripts.renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
                 lock.renewed(holding, sent);
             } else {
                 markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");

@@ -85,7 +85,7 @@ class RedisLockTemplateTest {
         }
         pool.shutdown();
         assertThat(redis.opsForValue().get(counter)).isEqualTo(Integer.toString(threads * rounds));
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -138,7 +138,7 @@ class RedisLockTemplateTest {
             pool.shutdown();
         }
         assertThat(redis.hasKey(lockKey())).isFalse();
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -179,8 +179,8 @@ class RedisLockTemplateTest {
             Thread.sleep(10);
         }
         assertThat(redis.hasKey(lockKey())).as("nobody holds it in Redis").isFalse();
-        assertThat(first.localLockCount()).isZero();
-        assertThat(first.scheduledRenewalCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
+        assertThat(first.diagnostics().scheduledRenewalCount()).isZero();
         try (LockHandle again = second.acquire(key, LockOptions.tryOnce())) {
             assertThat(again.isHeld()).isTrue();
         }
@@ -300,7 +300,7 @@ class RedisLockTemplateTest {
         try (RedisClients own = new RedisClients(server)) {
             RedisLockTemplate shortLease = own.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(600)));
             LockHandle handle = shortLease.acquire(key, LockOptions.waitFor(TWO_SECONDS));
-            assertThat(shortLease.scheduledRenewalCount()).isEqualTo(1);
+            assertThat(shortLease.diagnostics().scheduledRenewalCount()).isEqualTo(1);
             long renewalsBefore = commandCalls("pexpire");
             long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1800);
             while (System.nanoTime() < end) {
@@ -311,7 +311,7 @@ class RedisLockTemplateTest {
             assertThat(commandCalls("pexpire") - renewalsBefore).as("renewals while held").isGreaterThanOrEqualTo(3);
             assertThat(redis.getExpire(lockKey(), TimeUnit.MILLISECONDS)).isPositive();
             handle.release();
-            assertThat(shortLease.scheduledRenewalCount()).isZero();
+            assertThat(shortLease.diagnostics().scheduledRenewalCount()).isZero();
             long renewalsAtRelease = commandCalls("pexpire");
             Thread.sleep(1000); // more than three watchdog ticks
             assertThat(commandCalls("pexpire")).as("no renewal after the release").isEqualTo(renewalsAtRelease);
@@ -321,7 +321,7 @@ class RedisLockTemplateTest {
     @Test
     void anExplicitLeaseIsNotRenewedAndTheLockFreesItselfWhenItEnds() throws Exception {
         LockHandle handle = first.acquire(key, LockOptions.waitFor(TWO_SECONDS).withLease(Duration.ofMillis(300)));
-        assertThat(first.scheduledRenewalCount()).isZero();
+        assertThat(first.diagnostics().scheduledRenewalCount()).isZero();
         long start = System.nanoTime();
         try (LockHandle taken = second.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
             long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -344,7 +344,7 @@ class RedisLockTemplateTest {
             assertThat(waitedMs).isBetween(290L, 800L);
             assertThat(redis.hasKey(waitersKey())).as("the waiter withdrew").isFalse();
             assertThat(redis.hasKey(waitersKey() + ":expiry")).isFalse();
-            assertThat(second.localLockCount()).isZero();
+            assertThat(second.diagnostics().localLockCount()).isZero();
         }
     }
 
@@ -480,7 +480,7 @@ class RedisLockTemplateTest {
                 waiter.join(5000);
                 assertThat(waiter.isAlive()).isFalse();
                 assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
-                assertThat(second.localLockCount()).isZero();
+                assertThat(second.diagnostics().localLockCount()).isZero();
                 assertThat(redis.hasKey(waitersKey())).isFalse();
             }
             assertThat(held.isHeld()).isTrue();
@@ -513,7 +513,7 @@ class RedisLockTemplateTest {
             throw new java.io.IOException("boom");
         })).isInstanceOf(java.io.IOException.class);
         assertThat(redis.hasKey(lockKey())).isFalse();
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -532,7 +532,7 @@ class RedisLockTemplateTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
         assertThatThrownBy(() -> LockOptions.tryOnce().withLease(Duration.ofSeconds(-5)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -568,7 +568,7 @@ class RedisLockTemplateTest {
                     Thread.sleep(50);
                 }
                 assertThat(subscribers(channel)).as("unsubscribed once idle, round " + round).isZero();
-                assertThat(waiter.isSubscribed()).isFalse();
+                assertThat(waiter.diagnostics().isSubscribed()).isFalse();
             }
         }
     }
@@ -603,11 +603,11 @@ class RedisLockTemplateTest {
             future.get(3, TimeUnit.MINUTES);
         }
         pool.shutdown();
-        assertThat(first.localLockCount()).isZero();
-        assertThat(second.localLockCount()).isZero();
-        assertThat(first.scheduledRenewalCount()).isZero();
-        assertThat(second.scheduledRenewalCount()).isZero();
-        Thread.sleep(RedisLockTemplate.FENCE_GRACE_MILLIS + 300);
+        assertThat(first.diagnostics().localLockCount()).isZero();
+        assertThat(second.diagnostics().localLockCount()).isZero();
+        assertThat(first.diagnostics().scheduledRenewalCount()).isZero();
+        assertThat(second.diagnostics().scheduledRenewalCount()).isZero();
+        Thread.sleep(LockScripts.FENCE_GRACE_MILLIS + 300);
         assertThat(server.command("KEYS", "redis-lock:{" + key + "*")).isEmpty();
         // one wake-up channel per client, never one per key
         assertThat(server.command("PUBSUB", "CHANNELS", "redis-lock:*").lines())
