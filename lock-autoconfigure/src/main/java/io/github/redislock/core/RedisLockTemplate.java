@@ -2,6 +2,7 @@ package io.github.redislock.core;
 
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
@@ -79,6 +80,29 @@ public final class RedisLockTemplate implements AutoCloseable {
     public Optional<LockHandle> tryAcquire(String key, LockOptions options) {
         Duration wait = waitTime(options);
         return exclusive.tryAcquire(validateKey(key), wait, options.leaseTime());
+    }
+
+    /**
+     * Acquires every key or none: sorted and without duplicates, so two callers naming the same keys in any order
+     * never deadlock, all within one wait time (the options'), with the options' lease. When a key cannot be had,
+     * those already taken are released before this throws. The handle releases them in reverse order.
+     *
+     * @throws LockNotAcquiredException naming the key still held by another owner after the wait time, or one
+     *         Redis could not be reached for
+     * @throws IllegalArgumentException for no keys, or a null, blank, over-long or control-character key
+     */
+    public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options) {
+        Duration wait = waitTime(options);
+        return MultiLock.acquire(exclusive, MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+    }
+
+    /**
+     * Like {@link #acquireAll}, but returns empty instead of throwing when another owner still holds one of the
+     * keys after the wait time (nothing is held then). Redis failures still throw {@link LockNotAcquiredException}.
+     */
+    public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options) {
+        Duration wait = waitTime(options);
+        return Optional.ofNullable(MultiLock.acquire(exclusive, MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
     }
 
     /**

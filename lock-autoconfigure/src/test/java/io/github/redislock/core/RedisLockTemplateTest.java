@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** Lock behaviour against a real redis-server: exclusion, reentrancy, ownership, leases, waiting, tokens. */
+/** Lock behaviour against a real redis-server: exclusion, reentrancy, ownership, leases, waiting, tokens, several keys at once. */
 class RedisLockTemplateTest {
 
     private static final Duration TWO_SECONDS = Duration.ofSeconds(2);
@@ -708,5 +709,98 @@ class RedisLockTemplateTest {
 
     private String waitersKey() {
         return lockKey() + ":waiters";
+    }
+
+    // ---------------------------------------------------------------- acquireAll
+
+    @Test
+    void acquireAllTakesTheKeysSortedWithoutDuplicatesAndReleasesThemAll() {
+        String a = key + ":a";
+        String b = key + ":b";
+        MultiLockHandle locks = first.acquireAll(List.of(b, a, b), LockOptions.tryOnce());
+        assertThat(locks.keys()).containsExactly(a, b);
+        assertThat(locks.fencingTokens()).containsOnlyKeys(a, b);
+        assertThat(locks.fencingTokens().keySet()).containsExactly(a, b);
+        assertThat(locks.fencingToken(a)).isPositive();
+        assertThat(locks.isHeld()).isTrue();
+        assertThat(second.tryAcquire(a, LockOptions.tryOnce())).as("a is held").isEmpty();
+        assertThat(second.tryAcquire(b, LockOptions.tryOnce())).as("b is held").isEmpty();
+
+        locks.close();
+
+        assertThat(locks.isHeld()).isFalse();
+        assertThatThrownBy(locks::release).isInstanceOf(IllegalMonitorStateException.class);
+        second.acquire(a, LockOptions.tryOnce()).release();
+        second.acquire(b, LockOptions.tryOnce()).release();
+        assertThat(first.diagnostics().localLockCount()).isZero();
+    }
+
+    @Test
+    void whenOneKeyIsHeldAcquireAllHoldsNoneAndNamesThatKey() {
+        String a = key + ":a";
+        String b = key + ":b";
+        String c = key + ":c";
+        try (LockHandle heldElsewhere = second.acquire(b, LockOptions.tryOnce())) {
+            assertThatThrownBy(() -> first.acquireAll(List.of(c, b, a), LockOptions.waitFor(Duration.ofMillis(200))))
+                    .isInstanceOf(LockNotAcquiredException.class)
+                    .hasMessageContaining("'" + b + "'");
+            assertThat(first.tryAcquireAll(List.of(c, b, a), LockOptions.waitFor(Duration.ofMillis(200)))).isEmpty();
+
+            assertThat(first.diagnostics().localLockCount()).as("nothing held or queued in this JVM").isZero();
+            assertThat(redis.hasKey("redis-lock:{" + a + "}")).as("a, taken before b, was released").isFalse();
+            assertThat(redis.hasKey("redis-lock:{" + c + "}")).as("c was never taken").isFalse();
+            second.acquire(a, LockOptions.tryOnce()).release();
+        }
+    }
+
+    @Test
+    void acquireAllRefusesNoKeysAndInvalidKeysBeforeTakingAny() {
+        assertThatIllegalArgumentException().isThrownBy(() -> first.acquireAll(List.of(), LockOptions.tryOnce()));
+        assertThatIllegalArgumentException().isThrownBy(() -> first.acquireAll(List.of(key + ":a", " "), LockOptions.tryOnce()));
+        assertThat(first.diagnostics().localLockCount()).isZero();
+        second.acquire(key + ":a", LockOptions.tryOnce()).release();
+    }
+
+    @Test
+    void twoClientsNamingTheSameKeysInOppositeOrdersNeverDeadlockAndNeverOverlap() throws Exception {
+        String x = key + ":x";
+        String y = key + ":y";
+        String counter = key + ":counter";
+        redis.opsForValue().set(counter, "0");
+        int rounds = 40;
+        List<long[]> intervals = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (List<String> order : List.of(List.of(x, y), List.of(y, x))) {
+                RedisLockTemplate client = order.get(0).equals(x) ? first : second;
+                futures.add(pool.submit(() -> {
+                    for (int i = 0; i < rounds; i++) {
+                        // a wait far shorter than the test: two callers each holding one key would both fail
+                        try (MultiLockHandle locks = client.acquireAll(order, LockOptions.waitFor(Duration.ofSeconds(3)))) {
+                            long enter = System.nanoTime();
+                            long value = Long.parseLong(redis.opsForValue().get(counter));
+                            Thread.sleep(1); // widen the window a second holder would need
+                            redis.opsForValue().set(counter, Long.toString(value + 1));
+                            synchronized (intervals) {
+                                intervals.add(new long[] {enter, System.nanoTime()});
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : futures) {
+                future.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(redis.opsForValue().get(counter)).isEqualTo(Integer.toString(2 * rounds));
+        intervals.sort((p, q) -> Long.compare(p[0], q[0]));
+        for (int i = 1; i < intervals.size(); i++) {
+            assertThat(intervals.get(i)[0]).as("critical section %d begins after the one before ended", i)
+                    .isGreaterThan(intervals.get(i - 1)[1]);
+        }
     }
 }
