@@ -19,9 +19,9 @@ import org.springframework.util.StringValueResolver;
  * advisor, so the lock is held until the transaction has completed. The auto-configuration sets it
  * from {@code redis-lock.advisor-order}, by default {@code Ordered.HIGHEST_PRECEDENCE + 1000}.
  * <p>
- * The interceptor takes the locks with {@link RedisLockTemplate#tryAcquire} rather than
- * {@link RedisLockTemplate#execute}: several keys share one deadline, {@code SKIP} needs the
- * empty result, and a release may be deferred to the end of a surrounding transaction.
+ * The interceptor takes the locks with {@link RedisLockTemplate#acquireAll} (or {@code tryAcquireAll} for
+ * {@code SKIP}) rather than {@link RedisLockTemplate#execute}: several keys are taken all or nothing, and a
+ * release may be deferred to the end of a surrounding transaction.
  */
 public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
 
@@ -43,8 +43,9 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
      */
     public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, StringValueResolver placeholders,
             BeanFactory beanReferences, int order) {
-        this.operations = new DistributedLockOperationSource(placeholders, new LockKeyExpressions(beanReferences));
-        this.interceptor = new DistributedLockInterceptor(template, operations);
+        LockKeyExpressions expressions = new LockKeyExpressions(beanReferences);
+        this.operations = new DistributedLockOperationSource(placeholders, new DistributedLockOperationParser(expressions));
+        this.interceptor = new DistributedLockInterceptor(template, operations, new LockKeyResolver(expressions));
         setOrder(order);
     }
 

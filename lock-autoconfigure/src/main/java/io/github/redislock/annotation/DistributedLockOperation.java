@@ -1,251 +1,41 @@
 package io.github.redislock.annotation;
 
 import java.lang.reflect.Method;
-import java.time.Duration;
-import java.util.Collection;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.NavigableMap;
-import java.util.NavigableSet;
-import java.util.Optional;
-import java.util.Set;
-import java.util.SortedMap;
-import java.util.SortedSet;
-import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Future;
-import java.util.stream.Stream;
 
 import io.github.redislock.core.LockOptions;
-import io.github.redislock.core.RedisLockKeys;
-import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.util.ClassUtils;
 
-/** One annotated method, resolved and checked once: its key expressions, options and failure behaviour. */
+/**
+ * One annotated method as {@link DistributedLockOperationParser} resolved and checked it: its key expressions,
+ * options and failure behaviour. Immutable, made once per method and shared by every call.
+ */
 final class DistributedLockOperation {
 
     final Method method;
+    /** "@DistributedLock on com.acme.Orders.pay(long)": how every message about it begins. */
     final String description;
-    private final String name;
-    private final Expression[] keys;
+    /** The static prefix joined before each key; the whole key when there are no key expressions. */
+    final String name;
+    final List<Expression> keys;
     final LockOptions options;
-    final Duration waitTime;
     final OnFailure onFailure;
+    /** The index of the {@link FencingToken} parameter, or -1. */
     final int fencingTokenParameter;
-    private final LockKeyExpressions expressions;
 
-    private DistributedLockOperation(Method method, String description, String name, Expression[] keys, LockOptions options,
-            Duration waitTime, OnFailure onFailure, int fencingTokenParameter, LockKeyExpressions expressions) {
+    DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
+            OnFailure onFailure, int fencingTokenParameter) {
         this.method = method;
         this.description = description;
         this.name = name;
-        this.keys = keys;
+        this.keys = List.copyOf(keys);
         this.options = options;
-        this.waitTime = waitTime;
         this.onFailure = onFailure;
         this.fencingTokenParameter = fencingTokenParameter;
-        this.expressions = expressions;
     }
 
-    /**
-     * Resolves and checks an annotation.
-     *
-     * @param resolvedWait the wait time with placeholders resolved, {@code resolvedLease} likewise
-     * @throws IllegalStateException naming the class, method and attribute at fault
-     */
-    static DistributedLockOperation resolve(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
-            String resolvedLease, LockKeyExpressions expressions) {
-        String where = "@DistributedLock on " + describe(method, targetClass);
-        if (lock.type() != LockType.EXCLUSIVE) {
-            throw new IllegalStateException(where + ": type = " + lock.type()
-                    + " is not available in this version; use LockType.EXCLUSIVE");
-        }
-        Duration wait;
-        Duration lease;
-        try {
-            wait = AnnotationDurations.parse(resolvedWait, "waitTime");
-            lease = AnnotationDurations.parse(resolvedLease, "leaseTime");
-        } catch (IllegalArgumentException e) {
-            throw new IllegalStateException(where + ": " + e.getMessage(), e);
-        }
-        if (lease != null && lease.toMillis() < 1) {
-            throw new IllegalStateException(where + ": leaseTime = \"" + lock.leaseTime() + "\" must be at least 1ms");
-        }
-        LockOptions options = wait == null ? LockOptions.defaults() : LockOptions.waitFor(wait);
-        if (lease != null) {
-            options = options.withLease(lease);
-        }
-        Class<?> returnType = method.getReturnType();
-        if (isReactive(returnType)) {
-            throw new IllegalStateException(where + ": returns " + returnType.getName() + ", a reactive type: the lock would "
-                    + "be released when the method returns, before the publisher runs; lock inside the pipeline instead");
-        }
-        if (isKotlinSuspend(method)) {
-            throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
-                    + "the lock would be released at its first suspension point, or before its body runs, while the "
-                    + "coroutine goes on unlocked; lock a non-suspending function instead (e.g. one that calls runBlocking)");
-        }
-        if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
-            throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
-                    + returnType.getName() + "; return a wrapper (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
-                    + "), Optional or void, or use onFailure = THROW");
-        }
-        Expression[] keys = Stream.of(lock.key()).map(key -> {
-            if (key.isBlank()) {
-                throw new IllegalStateException(where + ": key must not be blank");
-            }
-            Expression parsed = expressions.parse(key, where);
-            refuseParameterWithoutText(parsed, method, expressions, where);
-            return parsed;
-        }).toArray(Expression[]::new);
-        int fencing = fencingTokenParameter(method, where);
-        if (fencing >= 0 && keys.length > 1) {
-            throw new IllegalStateException(where + ": @FencingToken needs a single key, but there are " + keys.length
-                    + "; read each token with LockContext.fencingToken(key)");
-        }
-        String name = lock.name();
-        if (keys.length == 0 && name.isEmpty()) {
-            // per method: one lock for the method wherever it is called from, shared by its overloads
-            name = ClassUtils.getUserClass(method.getDeclaringClass()).getName() + "." + method.getName();
-        }
-        if (keys.length == 0) {
-            try {
-                RedisLockKeys.validate(name);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
-            }
-        }
-        return new DistributedLockOperation(method, where, name, keys, options, wait, lock.onFailure(), fencing, expressions);
-    }
-
-    /** Whether the type is (or extends) Reactive Streams' Publisher, without needing it on the classpath. */
-    private static boolean isReactive(Class<?> type) {
-        if (type == null || type.isPrimitive()) {
-            return false;
-        }
-        if (type.getName().equals("org.reactivestreams.Publisher") || isReactive(type.getSuperclass())) {
-            return true;
-        }
-        for (Class<?> implemented : type.getInterfaces()) {
-            if (isReactive(implemented)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Refuses a key that is a bare parameter ({@code #customer}) whose declared type is certain to have
-     * no text of its own; other values are checked at each call.
-     */
-    private static void refuseParameterWithoutText(Expression key, Method method, LockKeyExpressions expressions, String where) {
-        Class<?> declared = expressions.bareParameterType(key, method);
-        Class<?> atFault = declared == null ? null : LockKeyValues.certainlyWithoutText(declared);
-        if (atFault != null) {
-            throw new IllegalStateException(where + ": key expression \"" + key.getExpressionString() + "\" is a parameter of type "
-                    + declared.getTypeName() + ", and " + atFault.getName() + " does not override toString(): its text ("
-                    + atFault.getSimpleName() + "@...) differs between equal values and between JVMs, so the lock would not "
-                    + "exclude; key on one of its properties (e.g. \"" + key.getExpressionString() + ".id\") or override toString() in "
-                    + atFault.getName());
-        }
-    }
-
-    /** Whether Kotlin compiled the method from a {@code suspend fun}: its last parameter is the continuation. */
-    private static boolean isKotlinSuspend(Method method) {
-        Class<?>[] types = method.getParameterTypes();
-        return types.length > 0 && types[types.length - 1].getName().equals("kotlin.coroutines.Continuation");
-    }
-
-    private static int fencingTokenParameter(Method method, String where) {
-        int found = -1;
-        for (int i = 0; i < method.getParameterCount(); i++) {
-            if (MergedAnnotations.from(method.getParameters()[i]).isPresent(FencingToken.class)) {
-                Class<?> type = method.getParameterTypes()[i];
-                if (type != long.class && type != Long.class) {
-                    throw new IllegalStateException(where + ": the @FencingToken parameter '" + method.getParameters()[i].getName()
-                            + "' must be long or Long, not " + type.getSimpleName());
-                }
-                if (found >= 0) {
-                    throw new IllegalStateException(where + ": only one parameter may be annotated with @FencingToken");
-                }
-                found = i;
-            }
-        }
-        return found;
-    }
-
-    /**
-     * The lock keys for one call: sorted and without duplicates, so several keys are always taken in
-     * the same order.
-     */
-    SortedSet<String> keys(Object[] args, Class<?> targetClass) {
-        SortedSet<String> resolved = new TreeSet<>();
-        if (keys.length == 0) {
-            resolved.add(name);
-            return resolved;
-        }
-        for (Expression key : keys) {
-            Object value;
-            String text;
-            try {
-                value = expressions.evaluate(key, method, args, targetClass);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(description + ": " + e.getMessage(), e);
-            }
-            try {
-                text = value == null ? null : LockKeyValues.render(value);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(description + ": key expression \"" + key.getExpressionString()
-                        + "\" evaluated to " + e.getMessage(), e);
-            }
-            if (text == null || text.isBlank()) {
-                throw new IllegalArgumentException(description + ": key expression \"" + key.getExpressionString()
-                        + "\" evaluated to " + (value == null ? "null" : "a blank string") + " for this call");
-            }
-            String full = name.isEmpty() ? text : name + ":" + text;
-            try {
-                resolved.add(RedisLockKeys.validate(full));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(description + ": key expression \"" + key.getExpressionString() + "\": "
-                        + e.getMessage(), e);
-            }
-        }
-        return resolved;
-    }
-
-    /** What a skipped call returns, by return type. */
-    Object skippedResult() {
-        Class<?> type = method.getReturnType();
-        if (type == Optional.class) {
-            return Optional.empty();
-        }
-        if (type == List.class || type == Collection.class || type == Iterable.class) {
-            return List.of();
-        }
-        if (type == Set.class) {
-            return Set.of();
-        }
-        if (type == SortedSet.class || type == NavigableSet.class) {
-            return Collections.emptyNavigableSet();
-        }
-        if (type == Map.class) {
-            return Map.of();
-        }
-        if (type == SortedMap.class || type == NavigableMap.class) {
-            return Collections.emptyNavigableMap();
-        }
-        if (type == Stream.class) {
-            return Stream.empty();
-        }
-        if (type == CompletableFuture.class || type == CompletionStage.class || type == Future.class) {
-            return CompletableFuture.completedFuture(null); // a caller that joins it must not meet null
-        }
-        return null;
-    }
-
+    /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */
     static String describe(Method method, Class<?> targetClass) {
         Class<?> owner = ClassUtils.getUserClass(targetClass != null ? targetClass : method.getDeclaringClass());
         StringBuilder sb = new StringBuilder(owner.getName()).append('.').append(method.getName()).append('(');

@@ -15,18 +15,18 @@ import org.springframework.util.StringValueResolver;
 /**
  * Finds the {@link DistributedLock} that applies to a method (on the method, on an interface method
  * it implements, or on its class for public methods; directly or as a meta-annotation) and resolves
- * it once.
+ * it once, with the {@link DistributedLockOperationParser}, like Spring's {@code AnnotationCacheOperationSource}.
  */
 final class DistributedLockOperationSource {
 
     private final StringValueResolver placeholders;
-    private final LockKeyExpressions expressions;
+    private final DistributedLockOperationParser parser;
     private final Map<MethodClassKey, Optional<DistributedLockOperation>> cache = new ConcurrentHashMap<>();
 
     /** @param placeholders resolves {@code ${...}} in durations; {@code null} leaves them as they are */
-    DistributedLockOperationSource(StringValueResolver placeholders, LockKeyExpressions expressions) {
+    DistributedLockOperationSource(StringValueResolver placeholders, DistributedLockOperationParser parser) {
         this.placeholders = placeholders;
-        this.expressions = expressions;
+        this.parser = parser;
     }
 
     /** The operation for a call, or {@code null} when the method is not locked. */
@@ -38,8 +38,8 @@ final class DistributedLockOperationSource {
                 return Optional.empty();
             }
             String where = "@DistributedLock on " + DistributedLockOperation.describe(specific, targetClass);
-            return Optional.of(DistributedLockOperation.resolve(specific, targetClass, lock,
-                    resolve(lock.waitTime(), "waitTime", where), resolve(lock.leaseTime(), "leaseTime", where), expressions));
+            return Optional.of(parser.parse(specific, targetClass, lock,
+                    resolve(lock.waitTime(), "waitTime", where), resolve(lock.leaseTime(), "leaseTime", where)));
         }).orElse(null);
     }
 

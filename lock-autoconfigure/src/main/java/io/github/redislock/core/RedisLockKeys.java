@@ -16,14 +16,14 @@ import java.nio.charset.StandardCharsets;
  * {@code %7B}, {@code %7D}): {@code }x} becomes {@code <prefix>:%{%7Dx}}. No plain name starts with
  * {@code <prefix>:%}, so the two forms never meet.
  */
-public final class RedisLockKeys {
+final class RedisLockKeys {
 
     /** The longest key accepted, in UTF-8 bytes. */
-    public static final int MAX_KEY_BYTES = 512;
+    static final int MAX_KEY_BYTES = 512;
 
     private final String prefix;
 
-    public RedisLockKeys(String prefix) {
+    RedisLockKeys(String prefix) {
         if (prefix == null || prefix.isBlank()) {
             throw new IllegalArgumentException("key prefix must not be blank");
         }
@@ -33,11 +33,11 @@ public final class RedisLockKeys {
         this.prefix = prefix;
     }
 
-    public String prefix() {
+    String prefix() {
         return prefix;
     }
 
-    public String lock(String key) {
+    String lock(String key) {
         if (key.startsWith("}")) {
             return prefix + ":%{" + encodeTag(key) + "}";
         }
@@ -58,19 +58,19 @@ public final class RedisLockKeys {
         return encoded.toString();
     }
 
-    public String fence(String key) {
+    String fence(String key) {
         return lock(key) + ":fence";
     }
 
-    public String waiters(String key) {
+    String waiters(String key) {
         return lock(key) + ":waiters";
     }
 
-    public String waiterExpiries(String key) {
+    String waiterExpiries(String key) {
         return lock(key) + ":waiters:expiry";
     }
 
-    public String wakeChannelPrefix() {
+    String wakeChannelPrefix() {
         return prefix + ":wake:";
     }
 
@@ -79,7 +79,7 @@ public final class RedisLockKeys {
      *
      * @throws IllegalArgumentException naming the problem: null, blank, over 512 bytes, or control characters
      */
-    public static String validate(String key) {
+    static String validate(String key) {
         if (key == null) {
             throw new IllegalArgumentException("lock key must not be null");
         }

@@ -8,18 +8,20 @@ import java.util.concurrent.locks.Lock;
 /** The {@link Lock} view of one key; see {@link RedisLockTemplate#lock(String)}. */
 final class RedisReentrantLock implements Lock {
 
-    private final RedisLockTemplate template;
+    private final ExclusiveLock locks;
+    private final LocalLocks localLocks;
     private final String key;
 
-    RedisReentrantLock(RedisLockTemplate template, String key) {
-        this.template = template;
+    RedisReentrantLock(ExclusiveLock locks, LocalLocks localLocks, String key) {
+        this.locks = locks;
+        this.localLocks = localLocks;
         this.key = key;
     }
 
     @Override
     public void lock() {
         try {
-            template.lock(key, LockOptions.WAIT_FOREVER, null, false);
+            locks.lock(key, LockOptions.WAIT_FOREVER, null, false);
         } catch (InterruptedException e) {
             throw new IllegalStateException("unreachable: lock() does not throw on interrupt", e);
         }
@@ -27,13 +29,13 @@ final class RedisReentrantLock implements Lock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        template.lock(key, LockOptions.WAIT_FOREVER, null, true);
+        locks.lock(key, LockOptions.WAIT_FOREVER, null, true);
     }
 
     @Override
     public boolean tryLock() {
         try {
-            return template.lock(key, Duration.ZERO, null, false) != null;
+            return locks.lock(key, Duration.ZERO, null, false) != null;
         } catch (InterruptedException e) {
             throw new IllegalStateException("unreachable: tryLock() does not wait", e);
         }
@@ -45,17 +47,17 @@ final class RedisReentrantLock implements Lock {
             throw new InterruptedException();
         }
         Duration wait = Duration.ofNanos(Math.max(0, unit.toNanos(time)));
-        return template.lock(key, wait, null, true) != null;
+        return locks.lock(key, wait, null, true) != null;
     }
 
     @Override
     public void unlock() {
-        LocalLock lock = template.localLock(key);
+        LocalLock lock = localLocks.get(key);
         if (lock == null) {
             throw new IllegalMonitorStateException("Lock '" + key + "' is not held by thread '"
                     + Thread.currentThread().getName() + "'");
         }
-        template.release(lock);
+        locks.release(lock);
     }
 
     @Override

@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * Renews the Redis locks this client holds without an explicit lease, finds lost ones, and tells the
@@ -43,8 +42,7 @@ final class Watchdog implements AutoCloseable {
     private static final int BACKGROUND_THREADS = 4;
     private static final long IDLE_SECONDS = 30;
 
-    private final StringRedisTemplate redis;
-    private final RedisLockKeys keys;
+    private final LockScripts scripts;
     private final Collection<LocalLock> locks;
     private final long renewalTimeoutNanos;
     private final ScheduledThreadPoolExecutor scheduler;
@@ -55,10 +53,11 @@ final class Watchdog implements AutoCloseable {
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
 
-    /** @param locks a live view of the client's local locks */
-    Watchdog(StringRedisTemplate redis, RedisLockKeys keys, Duration lease, Collection<LocalLock> locks) {
-        this.redis = redis;
-        this.keys = keys;
+    /**
+     * @param locks a live view of the client's local locks
+     */
+    Watchdog(LockScripts scripts, Duration lease, Collection<LocalLock> locks) {
+        this.scripts = scripts;
         this.locks = locks;
         this.renewalTimeoutNanos = lease.toNanos() / 4;
         this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("redis-lock-watchdog", false));
@@ -142,9 +141,7 @@ final class Watchdog implements AutoCloseable {
      */
     void renew(LocalLock lock, LocalLock.Holding holding, long sent) {
         try {
-            Long renewed = redis.execute(LockScripts.RENEW, List.of(keys.lock(lock.key)), holding.owner(),
-                    Long.toString(TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos())));
-            if (renewed != null && renewed == 1) {
+            if (scripts.renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
                 lock.renewed(holding, sent);
             } else {
                 markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");

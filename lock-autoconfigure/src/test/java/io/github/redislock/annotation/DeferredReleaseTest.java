@@ -103,7 +103,7 @@ class DeferredReleaseTest {
             outer.executeWithoutResult(status -> ledger.post("thread", 1));
             // a release from another thread would have been refused, leaving the lock to its watchdog
             assertThat(held("ledger:thread")).isFalse();
-            assertThat(context.getBean(io.github.redislock.core.RedisLockTemplate.class).localLockCount()).isZero();
+            assertThat(context.getBean(io.github.redislock.core.RedisLockTemplate.class).diagnostics().localLockCount()).isZero();
         });
     }
 
@@ -163,7 +163,7 @@ class DeferredReleaseTest {
             assertThat(output).contains("Releasing the lock of @DistributedLock on " + Ledger.class.getName() + ".mark(String)")
                     .contains("[ledger:lost] after its transaction completed failed")
                     .contains("was lost before it was released");
-            assertThat(context.getBean(io.github.redislock.core.RedisLockTemplate.class).localLockCount()).isZero();
+            assertThat(context.getBean(io.github.redislock.core.RedisLockTemplate.class).diagnostics().localLockCount()).isZero();
         });
     }
 

@@ -125,11 +125,11 @@ class DistributedLockOperationTest {
     private DistributedLockOperation resolve(String methodName) {
         Method method = method(methodName);
         DistributedLock lock = method.getAnnotation(DistributedLock.class);
-        return DistributedLockOperation.resolve(method, Catalogue.class, lock, lock.waitTime(), lock.leaseTime(), expressions);
+        return new DistributedLockOperationParser(expressions).parse(method, Catalogue.class, lock, lock.waitTime(), lock.leaseTime());
     }
 
     private String key(String methodName, Object... args) {
-        Set<String> keys = resolve(methodName).keys(args, Catalogue.class);
+        Set<String> keys = new LockKeyResolver(expressions).keys(resolve(methodName), args, Catalogue.class);
         assertThat(keys).hasSize(1);
         return keys.iterator().next();
     }
@@ -205,7 +205,7 @@ class DistributedLockOperationTest {
     void aValueWithoutTextOfItsOwnIsRefusedAtTheCallWhenItsParameterIsNotRefusedAtStartUp(String methodName, String expression,
             Object value) {
         DistributedLockOperation operation = resolve(methodName);
-        assertThatIllegalArgumentException().isThrownBy(() -> operation.keys(new Object[] {value}, Catalogue.class))
+        assertThatIllegalArgumentException().isThrownBy(() -> new LockKeyResolver(expressions).keys(operation, new Object[] {value}, Catalogue.class))
                 .withMessageContaining("Catalogue." + methodName + "(").withMessageContaining("\"" + expression + "\"")
                 .withMessageContaining("does not override toString()");
     }
@@ -227,7 +227,7 @@ class DistributedLockOperationTest {
     void propertiesOfAClassAreRefusedAtEachCallNamingMethodAndExpression(String methodName) {
         String expression = method(methodName).getAnnotation(DistributedLock.class).key()[0];
         DistributedLockOperation operation = resolve(methodName);
-        assertThatIllegalArgumentException().isThrownBy(() -> operation.keys(new Object[0], Catalogue.class))
+        assertThatIllegalArgumentException().isThrownBy(() -> new LockKeyResolver(expressions).keys(operation, new Object[0], Catalogue.class))
                 .withMessageContaining("Catalogue." + methodName + "()").withMessageContaining("\"" + expression + "\"")
                 .withMessageContaining("cannot read properties of a class");
         assertThat(Catalogue.secretReads).as("the static getter never ran").hasValue(0);

@@ -76,7 +76,7 @@ final class LockedServices {
 
         @DistributedLock(key = "#id", leaseTime = "5s")
         public int fixedLease(String id, io.github.redislock.core.RedisLockTemplate template) {
-            return template.scheduledRenewalCount();
+            return template.diagnostics().scheduledRenewalCount();
         }
 
         @DistributedLock(key = "#id", waitTime = "200ms")

@@ -72,10 +72,10 @@ class RedisLockFaultTest {
         }
         assertThat(lost).singleElement().asString().startsWith(KEY + ": ");
         assertThat(handle.isHeld()).isFalse();
-        assertThat(template.scheduledRenewalCount()).isZero();
+        assertThat(template.diagnostics().scheduledRenewalCount()).isZero();
         assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class)
                 .hasMessageContaining(KEY).hasMessageContaining("may have been changed by another holder");
-        assertThat(template.localLockCount()).isZero();
+        assertThat(template.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -121,7 +121,7 @@ class RedisLockFaultTest {
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         // wait time 500 ms + one client timeout (connect 500 ms, read 1 s) + slack
         assertThat(tookMs).isLessThan(500 + 1500 + 1000);
-        assertThat(template.localLockCount()).as("nothing held or queued in this JVM").isZero();
+        assertThat(template.diagnostics().localLockCount()).as("nothing held or queued in this JVM").isZero();
         server.restart();
         try (LockHandle handle = acquireRetrying(template)) {
             assertThat(handle.isHeld()).isTrue();
@@ -150,7 +150,7 @@ class RedisLockFaultTest {
             Thread.sleep(50);
         }
         assertThat(server.command("EXISTS", LOCK_KEY)).isEqualTo("0");
-        assertThat(template.localLockCount()).isZero();
+        assertThat(template.diagnostics().localLockCount()).isZero();
     }
 
     @Test

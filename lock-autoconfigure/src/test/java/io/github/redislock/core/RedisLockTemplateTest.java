@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** Lock behaviour against a real redis-server: exclusion, reentrancy, ownership, leases, waiting, tokens. */
+/** Lock behaviour against a real redis-server: exclusion, reentrancy, ownership, leases, waiting, tokens, several keys at once. */
 class RedisLockTemplateTest {
 
     private static final Duration TWO_SECONDS = Duration.ofSeconds(2);
@@ -85,7 +86,7 @@ class RedisLockTemplateTest {
         }
         pool.shutdown();
         assertThat(redis.opsForValue().get(counter)).isEqualTo(Integer.toString(threads * rounds));
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -138,7 +139,7 @@ class RedisLockTemplateTest {
             pool.shutdown();
         }
         assertThat(redis.hasKey(lockKey())).isFalse();
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -179,8 +180,8 @@ class RedisLockTemplateTest {
             Thread.sleep(10);
         }
         assertThat(redis.hasKey(lockKey())).as("nobody holds it in Redis").isFalse();
-        assertThat(first.localLockCount()).isZero();
-        assertThat(first.scheduledRenewalCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
+        assertThat(first.diagnostics().scheduledRenewalCount()).isZero();
         try (LockHandle again = second.acquire(key, LockOptions.tryOnce())) {
             assertThat(again.isHeld()).isTrue();
         }
@@ -300,7 +301,7 @@ class RedisLockTemplateTest {
         try (RedisClients own = new RedisClients(server)) {
             RedisLockTemplate shortLease = own.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(600)));
             LockHandle handle = shortLease.acquire(key, LockOptions.waitFor(TWO_SECONDS));
-            assertThat(shortLease.scheduledRenewalCount()).isEqualTo(1);
+            assertThat(shortLease.diagnostics().scheduledRenewalCount()).isEqualTo(1);
             long renewalsBefore = commandCalls("pexpire");
             long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1800);
             while (System.nanoTime() < end) {
@@ -311,7 +312,7 @@ class RedisLockTemplateTest {
             assertThat(commandCalls("pexpire") - renewalsBefore).as("renewals while held").isGreaterThanOrEqualTo(3);
             assertThat(redis.getExpire(lockKey(), TimeUnit.MILLISECONDS)).isPositive();
             handle.release();
-            assertThat(shortLease.scheduledRenewalCount()).isZero();
+            assertThat(shortLease.diagnostics().scheduledRenewalCount()).isZero();
             long renewalsAtRelease = commandCalls("pexpire");
             Thread.sleep(1000); // more than three watchdog ticks
             assertThat(commandCalls("pexpire")).as("no renewal after the release").isEqualTo(renewalsAtRelease);
@@ -321,7 +322,7 @@ class RedisLockTemplateTest {
     @Test
     void anExplicitLeaseIsNotRenewedAndTheLockFreesItselfWhenItEnds() throws Exception {
         LockHandle handle = first.acquire(key, LockOptions.waitFor(TWO_SECONDS).withLease(Duration.ofMillis(300)));
-        assertThat(first.scheduledRenewalCount()).isZero();
+        assertThat(first.diagnostics().scheduledRenewalCount()).isZero();
         long start = System.nanoTime();
         try (LockHandle taken = second.acquire(key, LockOptions.waitFor(TWO_SECONDS))) {
             long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -344,7 +345,7 @@ class RedisLockTemplateTest {
             assertThat(waitedMs).isBetween(290L, 800L);
             assertThat(redis.hasKey(waitersKey())).as("the waiter withdrew").isFalse();
             assertThat(redis.hasKey(waitersKey() + ":expiry")).isFalse();
-            assertThat(second.localLockCount()).isZero();
+            assertThat(second.diagnostics().localLockCount()).isZero();
         }
     }
 
@@ -480,7 +481,7 @@ class RedisLockTemplateTest {
                 waiter.join(5000);
                 assertThat(waiter.isAlive()).isFalse();
                 assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
-                assertThat(second.localLockCount()).isZero();
+                assertThat(second.diagnostics().localLockCount()).isZero();
                 assertThat(redis.hasKey(waitersKey())).isFalse();
             }
             assertThat(held.isHeld()).isTrue();
@@ -513,7 +514,7 @@ class RedisLockTemplateTest {
             throw new java.io.IOException("boom");
         })).isInstanceOf(java.io.IOException.class);
         assertThat(redis.hasKey(lockKey())).isFalse();
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -532,7 +533,7 @@ class RedisLockTemplateTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
         assertThatThrownBy(() -> LockOptions.tryOnce().withLease(Duration.ofSeconds(-5)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
-        assertThat(first.localLockCount()).isZero();
+        assertThat(first.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -569,7 +570,7 @@ class RedisLockTemplateTest {
                         .isLessThan(3000);
                 Thread.sleep(1500); // more than two leases without a waiter
                 assertThat(subscribers(channel)).as("still subscribed when idle, round " + round).isEqualTo(1);
-                assertThat(waiter.isSubscribed()).isTrue();
+                assertThat(waiter.diagnostics().isSubscribed()).isTrue();
             }
         }
     }
@@ -604,11 +605,11 @@ class RedisLockTemplateTest {
             future.get(3, TimeUnit.MINUTES);
         }
         pool.shutdown();
-        assertThat(first.localLockCount()).isZero();
-        assertThat(second.localLockCount()).isZero();
-        assertThat(first.scheduledRenewalCount()).isZero();
-        assertThat(second.scheduledRenewalCount()).isZero();
-        Thread.sleep(RedisLockTemplate.FENCE_GRACE_MILLIS + 300);
+        assertThat(first.diagnostics().localLockCount()).isZero();
+        assertThat(second.diagnostics().localLockCount()).isZero();
+        assertThat(first.diagnostics().scheduledRenewalCount()).isZero();
+        assertThat(second.diagnostics().scheduledRenewalCount()).isZero();
+        Thread.sleep(LockScripts.FENCE_GRACE_MILLIS + 300);
         assertThat(server.command("KEYS", "redis-lock:{" + key + "*")).isEmpty();
         // one wake-up channel per client, never one per key
         assertThat(server.command("PUBSUB", "CHANNELS", "redis-lock:*").lines())
@@ -709,5 +710,98 @@ class RedisLockTemplateTest {
 
     private String waitersKey() {
         return lockKey() + ":waiters";
+    }
+
+    // ---------------------------------------------------------------- acquireAll
+
+    @Test
+    void acquireAllTakesTheKeysSortedWithoutDuplicatesAndReleasesThemAll() {
+        String a = key + ":a";
+        String b = key + ":b";
+        MultiLockHandle locks = first.acquireAll(List.of(b, a, b), LockOptions.tryOnce());
+        assertThat(locks.keys()).containsExactly(a, b);
+        assertThat(locks.fencingTokens()).containsOnlyKeys(a, b);
+        assertThat(locks.fencingTokens().keySet()).containsExactly(a, b);
+        assertThat(locks.fencingToken(a)).isPositive();
+        assertThat(locks.isHeld()).isTrue();
+        assertThat(second.tryAcquire(a, LockOptions.tryOnce())).as("a is held").isEmpty();
+        assertThat(second.tryAcquire(b, LockOptions.tryOnce())).as("b is held").isEmpty();
+
+        locks.close();
+
+        assertThat(locks.isHeld()).isFalse();
+        assertThatThrownBy(locks::release).isInstanceOf(IllegalMonitorStateException.class);
+        second.acquire(a, LockOptions.tryOnce()).release();
+        second.acquire(b, LockOptions.tryOnce()).release();
+        assertThat(first.diagnostics().localLockCount()).isZero();
+    }
+
+    @Test
+    void whenOneKeyIsHeldAcquireAllHoldsNoneAndNamesThatKey() {
+        String a = key + ":a";
+        String b = key + ":b";
+        String c = key + ":c";
+        try (LockHandle heldElsewhere = second.acquire(b, LockOptions.tryOnce())) {
+            assertThatThrownBy(() -> first.acquireAll(List.of(c, b, a), LockOptions.waitFor(Duration.ofMillis(200))))
+                    .isInstanceOf(LockNotAcquiredException.class)
+                    .hasMessageContaining("'" + b + "'");
+            assertThat(first.tryAcquireAll(List.of(c, b, a), LockOptions.waitFor(Duration.ofMillis(200)))).isEmpty();
+
+            assertThat(first.diagnostics().localLockCount()).as("nothing held or queued in this JVM").isZero();
+            assertThat(redis.hasKey("redis-lock:{" + a + "}")).as("a, taken before b, was released").isFalse();
+            assertThat(redis.hasKey("redis-lock:{" + c + "}")).as("c was never taken").isFalse();
+            second.acquire(a, LockOptions.tryOnce()).release();
+        }
+    }
+
+    @Test
+    void acquireAllRefusesNoKeysAndInvalidKeysBeforeTakingAny() {
+        assertThatIllegalArgumentException().isThrownBy(() -> first.acquireAll(List.of(), LockOptions.tryOnce()));
+        assertThatIllegalArgumentException().isThrownBy(() -> first.acquireAll(List.of(key + ":a", " "), LockOptions.tryOnce()));
+        assertThat(first.diagnostics().localLockCount()).isZero();
+        second.acquire(key + ":a", LockOptions.tryOnce()).release();
+    }
+
+    @Test
+    void twoClientsNamingTheSameKeysInOppositeOrdersNeverDeadlockAndNeverOverlap() throws Exception {
+        String x = key + ":x";
+        String y = key + ":y";
+        String counter = key + ":counter";
+        redis.opsForValue().set(counter, "0");
+        int rounds = 40;
+        List<long[]> intervals = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (List<String> order : List.of(List.of(x, y), List.of(y, x))) {
+                RedisLockTemplate client = order.get(0).equals(x) ? first : second;
+                futures.add(pool.submit(() -> {
+                    for (int i = 0; i < rounds; i++) {
+                        // a wait far shorter than the test: two callers each holding one key would both fail
+                        try (MultiLockHandle locks = client.acquireAll(order, LockOptions.waitFor(Duration.ofSeconds(3)))) {
+                            long enter = System.nanoTime();
+                            long value = Long.parseLong(redis.opsForValue().get(counter));
+                            Thread.sleep(1); // widen the window a second holder would need
+                            redis.opsForValue().set(counter, Long.toString(value + 1));
+                            synchronized (intervals) {
+                                intervals.add(new long[] {enter, System.nanoTime()});
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : futures) {
+                future.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(redis.opsForValue().get(counter)).isEqualTo(Integer.toString(2 * rounds));
+        intervals.sort((p, q) -> Long.compare(p[0], q[0]));
+        for (int i = 1; i < intervals.size(); i++) {
+            assertThat(intervals.get(i)[0]).as("critical section %d begins after the one before ended", i)
+                    .isGreaterThan(intervals.get(i - 1)[1]);
+        }
     }
 }

@@ -50,7 +50,7 @@ class VirtualThreadLockTest {
                 future.get(2, TimeUnit.MINUTES);
             }
             assertThat(redis.opsForValue().get("counter")).isEqualTo(Integer.toString(threads * rounds));
-            assertThat(first.localLockCount() + second.localLockCount()).isZero();
+            assertThat(first.diagnostics().localLockCount() + second.diagnostics().localLockCount()).isZero();
         } finally {
             pool.shutdownNow();
         }

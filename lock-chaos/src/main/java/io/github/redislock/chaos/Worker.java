@@ -106,7 +106,7 @@ public final class Worker {
             thread.join();
         }
         Thread.sleep(200);
-        System.out.println("leftovers renewals=" + locks.scheduledRenewalCount() + " locks=" + locks.localLockCount());
+        System.out.println("leftovers renewals=" + locks.diagnostics().scheduledRenewalCount() + " locks=" + locks.diagnostics().localLockCount());
         locks.close();
         factory.destroy();
         System.exit(0);

@@ -1,0 +1,154 @@
+package io.github.redislock.annotation;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+
+import io.github.redislock.core.LockOptions;
+import io.github.redislock.core.RedisLockTemplate;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.expression.Expression;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Turns a {@link DistributedLock} into a {@link DistributedLockOperation}, once per method, and refuses what
+ * cannot work: every check that can be made before the first call is made here, so a broken annotation stops
+ * the application at start-up (as Spring's {@code SpringCacheAnnotationParser} does for the cache annotations).
+ */
+final class DistributedLockOperationParser {
+
+    private final LockKeyExpressions expressions;
+
+    DistributedLockOperationParser(LockKeyExpressions expressions) {
+        this.expressions = expressions;
+    }
+
+    /**
+     * Resolves and checks an annotation.
+     *
+     * @param method the method the annotation applies to (the most specific one for {@code targetClass})
+     * @param resolvedWait the wait time with placeholders resolved, {@code resolvedLease} likewise
+     * @throws IllegalStateException naming the class, method and attribute at fault
+     */
+    DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
+            String resolvedLease) {
+        String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
+        if (lock.type() != LockType.EXCLUSIVE) {
+            throw new IllegalStateException(where + ": type = " + lock.type()
+                    + " is not available in this version; use LockType.EXCLUSIVE");
+        }
+        Duration wait;
+        Duration lease;
+        try {
+            wait = AnnotationDurations.parse(resolvedWait, "waitTime");
+            lease = AnnotationDurations.parse(resolvedLease, "leaseTime");
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(where + ": " + e.getMessage(), e);
+        }
+        if (lease != null && lease.toMillis() < 1) {
+            throw new IllegalStateException(where + ": leaseTime = \"" + lock.leaseTime() + "\" must be at least 1ms");
+        }
+        LockOptions options = wait == null ? LockOptions.defaults() : LockOptions.waitFor(wait);
+        if (lease != null) {
+            options = options.withLease(lease);
+        }
+        Class<?> returnType = method.getReturnType();
+        if (isReactive(returnType)) {
+            throw new IllegalStateException(where + ": returns " + returnType.getName() + ", a reactive type: the lock would "
+                    + "be released when the method returns, before the publisher runs; lock inside the pipeline instead");
+        }
+        if (isKotlinSuspend(method)) {
+            throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
+                    + "the lock would be released at its first suspension point, or before its body runs, while the "
+                    + "coroutine goes on unlocked; lock a non-suspending function instead (e.g. one that calls runBlocking)");
+        }
+        if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
+            throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
+                    + returnType.getName() + "; return a wrapper (" + ClassUtils.resolvePrimitiveIfNecessary(returnType).getSimpleName()
+                    + "), Optional or void, or use onFailure = THROW");
+        }
+        Expression[] keys = Stream.of(lock.key()).map(key -> {
+            if (key.isBlank()) {
+                throw new IllegalStateException(where + ": key must not be blank");
+            }
+            Expression parsed = expressions.parse(key, where);
+            refuseParameterWithoutText(parsed, method, where);
+            return parsed;
+        }).toArray(Expression[]::new);
+        int fencing = fencingTokenParameter(method, where);
+        if (fencing >= 0 && keys.length > 1) {
+            throw new IllegalStateException(where + ": @FencingToken needs a single key, but there are " + keys.length
+                    + "; read each token with LockContext.fencingToken(key)");
+        }
+        String name = lock.name();
+        if (keys.length == 0 && name.isEmpty()) {
+            // per method: one lock for the method wherever it is called from, shared by its overloads
+            name = ClassUtils.getUserClass(method.getDeclaringClass()).getName() + "." + method.getName();
+        }
+        if (keys.length == 0) {
+            try {
+                RedisLockTemplate.validateKey(name);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
+            }
+        }
+        return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing);
+    }
+
+    /** Whether the type is (or extends) Reactive Streams' Publisher, without needing it on the classpath. */
+    private static boolean isReactive(Class<?> type) {
+        if (type == null || type.isPrimitive()) {
+            return false;
+        }
+        if (type.getName().equals("org.reactivestreams.Publisher") || isReactive(type.getSuperclass())) {
+            return true;
+        }
+        for (Class<?> implemented : type.getInterfaces()) {
+            if (isReactive(implemented)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Refuses a key that is a bare parameter ({@code #customer}) whose declared type is certain to have
+     * no text of its own; other values are checked at each call.
+     */
+    private void refuseParameterWithoutText(Expression key, Method method, String where) {
+        Class<?> declared = expressions.bareParameterType(key, method);
+        Class<?> atFault = declared == null ? null : LockKeyValues.certainlyWithoutText(declared);
+        if (atFault != null) {
+            throw new IllegalStateException(where + ": key expression \"" + key.getExpressionString() + "\" is a parameter of type "
+                    + declared.getTypeName() + ", and " + atFault.getName() + " does not override toString(): its text ("
+                    + atFault.getSimpleName() + "@...) differs between equal values and between JVMs, so the lock would not "
+                    + "exclude; key on one of its properties (e.g. \"" + key.getExpressionString() + ".id\") or override toString() in "
+                    + atFault.getName());
+        }
+    }
+
+    /** Whether Kotlin compiled the method from a {@code suspend fun}: its last parameter is the continuation. */
+    private static boolean isKotlinSuspend(Method method) {
+        Class<?>[] types = method.getParameterTypes();
+        return types.length > 0 && types[types.length - 1].getName().equals("kotlin.coroutines.Continuation");
+    }
+
+    private static int fencingTokenParameter(Method method, String where) {
+        int found = -1;
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            if (MergedAnnotations.from(method.getParameters()[i]).isPresent(FencingToken.class)) {
+                Class<?> type = method.getParameterTypes()[i];
+                if (type != long.class && type != Long.class) {
+                    throw new IllegalStateException(where + ": the @FencingToken parameter '" + method.getParameters()[i].getName()
+                            + "' must be long or Long, not " + type.getSimpleName());
+                }
+                if (found >= 0) {
+                    throw new IllegalStateException(where + ": only one parameter may be annotated with @FencingToken");
+                }
+                found = i;
+            }
+        }
+        return found;
+    }
+}

@@ -1,0 +1,68 @@
+package io.github.redislock.core;
+
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Work that must not delay the caller: undoing requests whose replies were lost. Runs on the watchdog's
+ * background pool and is retried while Redis cannot be reached, until a watchdog lease has passed: by then every
+ * lock it could undo has expired anyway.
+ */
+final class BackgroundCleanup {
+
+    private static final Logger log = LoggerFactory.getLogger(BackgroundCleanup.class);
+
+    /** Pause between attempts while Redis cannot be reached. */
+    static final long ERROR_BACKOFF_MILLIS = 50;
+
+    private final Watchdog watchdog;
+    private final long retryForNanos;
+    private final BooleanSupplier closed;
+
+    BackgroundCleanup(Watchdog watchdog, Duration retryFor, BooleanSupplier closed) {
+        this.watchdog = watchdog;
+        this.retryForNanos = retryFor.toNanos();
+        this.closed = closed;
+    }
+
+    void run(Runnable task) {
+        run(task, System.nanoTime() + retryForNanos, 0);
+    }
+
+    private void run(Runnable task, long giveUpAt, long delayMillis) {
+        try {
+            watchdog.runInBackground(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    if (System.nanoTime() - giveUpAt < 0 && !closed.getAsBoolean()) {
+                        log.debug("Background clean-up failed; retrying", e);
+                        run(task, giveUpAt, Math.min(Math.max(ERROR_BACKOFF_MILLIS, delayMillis * 2), 1000));
+                    } else {
+                        log.debug("Background clean-up failed; Redis TTLs will end what it left", e);
+                    }
+                }
+            }, delayMillis);
+        } catch (RuntimeException e) { // closed
+            log.debug("Background clean-up not run: the template is closed", e);
+        }
+    }
+
+    /**
+     * Runs Redis calls of a release path with the interrupt flag cleared, then restores it: a driver that aborts
+     * a call on an interrupted thread (Lettuce) would lose the reply of a request Redis still runs.
+     */
+    static void withoutInterrupt(Runnable action) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            action.run();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

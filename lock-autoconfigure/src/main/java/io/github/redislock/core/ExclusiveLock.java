@@ -1,0 +1,337 @@
+package io.github.redislock.core;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.redislock.core.LockScripts.AcquireReply;
+import io.github.redislock.core.LockScripts.ReleaseReply;
+import io.github.redislock.core.WaitLoop.Deadline;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
+
+/**
+ * The exclusive, reentrant lock type: threads of this JVM queue for a key in its {@link LocalLock}, so Redis
+ * sees one contender per JVM and a nested acquisition by the holder costs no round trip; the thread at the head
+ * of the queue takes the Redis lock through the {@link WaitLoop}. A release hands the Redis lock straight to the
+ * next queued thread when no other client waits for it.
+ */
+final class ExclusiveLock {
+
+    private static final Logger log = LoggerFactory.getLogger(ExclusiveLock.class);
+
+    private final LockScripts scripts;
+    private final LocalLocks locks;
+    private final WaitLoop waitLoop;
+    private final BackgroundCleanup cleanup;
+    private final String clientId;
+    private final Duration watchdogLease;
+    /** Numbers this client's acquisitions, so every attempt has its own owner id in Redis. */
+    private final AtomicLong acquisitions = new AtomicLong();
+
+    ExclusiveLock(LockScripts scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, String clientId,
+            Duration watchdogLease) {
+        this.scripts = scripts;
+        this.locks = locks;
+        this.waitLoop = waitLoop;
+        this.cleanup = cleanup;
+        this.clientId = clientId;
+        this.watchdogLease = watchdogLease;
+    }
+
+    /**
+     * The template API's acquisition: an interrupt while waiting ends the wait with
+     * {@link LockNotAcquiredException} and leaves the thread's interrupt flag set.
+     *
+     * @param key a validated key
+     * @return a handle on the lock, now held by the current thread; empty if another owner kept it
+     */
+    Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease) {
+        try {
+            LocalLock lock = lock(key, wait, lease, true);
+            return lock == null ? Optional.empty() : Optional.of(new Handle(lock));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockNotAcquiredException(key, wait, e);
+        }
+    }
+
+    /**
+     * The acquisition algorithm shared by every entry point.
+     *
+     * @param wait how long to wait; {@link LockOptions#WAIT_FOREVER} for no bound
+     * @param lease the fixed lease, or {@code null} for the watchdog
+     * @param interruptible whether an interrupt ends the wait with {@link InterruptedException}; if not
+     *        (the JUC {@code lock()}), waiting goes on and the interrupt flag is restored afterwards
+     * @return the local lock, held by the current thread; {@code null} on timeout
+     */
+    LocalLock lock(String key, Duration wait, Duration lease, boolean interruptible) throws InterruptedException {
+        Deadline deadline = Deadline.startingNow(wait);
+        LocalLock lock = locks.retain(key);
+        boolean acquired = false;
+        boolean interrupted = false;
+        Runnable undo = null;
+        try {
+            if (lock.mutex.isHeldByCurrentThread()) {
+                if (interruptible && !deadline.isTryOnce() && Thread.interrupted()) {
+                    throw new InterruptedException(); // as ReentrantLock.lockInterruptibly does for its holder
+                }
+                String invalid = lock.invalidReason();
+                if (invalid != null) {
+                    throw new LockLostException(key, lock.token, invalid);
+                }
+                lock.mutex.lock();
+                acquired = true;
+                return lock;
+            }
+            if (deadline.isTryOnce()) {
+                if (!lock.mutex.tryLock()) {
+                    return null;
+                }
+            } else if (!interruptible && deadline.isForever()) {
+                lock.mutex.lock();
+            } else if (!interruptible) {
+                throw new IllegalArgumentException("a bounded wait is always interruptible");
+            } else if (!lock.mutex.tryLock(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
+                return null;
+            }
+            try {
+                if (lock.handedOver && adoptHandover(lock, lease)) {
+                    acquired = true;
+                    return lock;
+                }
+                interrupted |= acquireInRedis(lock, deadline, lease, interruptible);
+                acquired = lock.owner != null;
+            } finally {
+                if (!acquired) {
+                    undo = lock.undoAfterGivingUp;
+                    lock.undoAfterGivingUp = null;
+                    lock.mutex.unlock();
+                }
+            }
+            return acquired ? lock : null;
+        } finally {
+            if (!acquired) {
+                unretain(lock);
+                if (undo != null) {
+                    cleanup.run(undo); // now that this thread no longer counts as a contender of this JVM
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The current thread holds the local mutex; takes the Redis lock. Returns whether an interrupt was swallowed. */
+    private boolean acquireInRedis(LocalLock lock, Deadline deadline, Duration lease, boolean interruptible)
+            throws InterruptedException {
+        // client + thread, plus which acquisition of this client: a late clean-up of an earlier attempt
+        // can never release a later one
+        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
+        long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
+        return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
+            long requestStart = System.nanoTime();
+            AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis, registered);
+            if (reply.acquired()) {
+                lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
+            }
+            return reply;
+        }, (registered, uncertain) -> giveUp(lock, owner, registered, uncertain));
+    }
+
+    /**
+     * Leaves nothing behind after a failed wait: the waiter entry, and a lock whose grant reply was lost.
+     *
+     * @param uncertain whether an attempt failed: its request may have run in Redis after the client gave up
+     */
+    private void giveUp(LocalLock lock, String owner, boolean registered, boolean uncertain) {
+        if (uncertain) {
+            // the failed request may still have taken the lock or registered this client as a waiter; undo both
+            // off the caller's thread, so the caller's failure is not delayed by another client timeout
+            // (run once the giving-up thread has left the key's local queue: see lock())
+            lock.undoAfterGivingUp = () -> {
+                scripts.release(lock.key, owner);
+                if (locks.get(lock.key) == null) { // else another thread of this client contends now, registered
+                    scripts.leave(lock.key);
+                }
+            };
+            return;
+        }
+        if (registered) {
+            BackgroundCleanup.withoutInterrupt(() -> {
+                try {
+                    scripts.leave(lock.key);
+                } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
+                    log.debug("Could not withdraw from the waiters of lock '{}'; Redis TTLs will", lock.key, e);
+                    cleanup.run(() -> scripts.leave(lock.key));
+                }
+            });
+        }
+    }
+
+    /** Releases one hold of the current thread on {@code lock}. */
+    void release(LocalLock lock) {
+        if (!lock.mutex.isHeldByCurrentThread()) {
+            throw new IllegalMonitorStateException("Lock '" + lock.key + "' is not held by thread '"
+                    + Thread.currentThread().getName() + "'; only the thread that acquired it may release it");
+        }
+        if (lock.mutex.getHoldCount() > 1) {
+            lock.mutex.unlock();
+            unretain(lock);
+            return;
+        }
+        long token = lock.token;
+        String invalid = lock.invalidReason();
+        String owner = lock.releasing();
+        ReleaseReply[] reply = {ReleaseReply.RELEASED};
+        try {
+            BackgroundCleanup.withoutInterrupt(
+                    () -> reply[0] = releaseOrHandOver(lock, owner, invalid == null && lock.mutex.hasQueuedThreads()));
+        } finally {
+            lock.mutex.unlock();
+            unretain(lock);
+        }
+        if (invalid != null) {
+            throw new LockLostException(lock.key, token, invalid);
+        }
+        if (!reply[0].wasOwner()) {
+            throw new LockLostException(lock.key, token, "Redis no longer had it as this owner's at release");
+        }
+    }
+
+    /**
+     * Releases {@code owner}'s Redis lock, or hands it to the next thread of this JVM when one queues for the key
+     * and no other client waits. A request whose reply was lost is undone in the background: it may have released
+     * the lock, handed it to an owner nobody will adopt, or not run at all.
+     *
+     * @return the release script's reply; {@link ReleaseReply#RELEASED} when the reply was lost (the lease bounds
+     *         the lock either way)
+     */
+    private ReleaseReply releaseOrHandOver(LocalLock lock, String owner, boolean handOver) {
+        String next = handOver ? clientId + ":handover:" + acquisitions.incrementAndGet() : null;
+        long requestStart = System.nanoTime();
+        try {
+            if (next == null) {
+                return scripts.release(lock.key, owner);
+            }
+            ReleaseReply reply = scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis());
+            if (reply.handedOver()) {
+                lock.held(next, reply.handedOverToken(), watchdogLease.toNanos(), requestStart, true);
+                lock.handedOver = true;
+            }
+            return reply;
+        } catch (DataAccessException e) {
+            log.warn("Could not release lock '{}' in Redis ({}); retrying in the background, and its lease ends it at the "
+                    + "latest", lock.key, e.toString());
+            cleanup.run(() -> {
+                // in this order whether the lost request ran already, runs later (then it finds owner gone and
+                // does nothing) or never
+                scripts.release(lock.key, owner);
+                if (next != null) {
+                    scripts.release(lock.key, next); // it handed the lock over, but nobody will adopt it
+                }
+            });
+            return ReleaseReply.RELEASED;
+        }
+    }
+
+    /**
+     * Takes over a lock the previous holder handed to this thread (it holds the mutex now).
+     *
+     * @return whether this thread holds the Redis lock now; if not, it acquires it the usual way
+     */
+    private boolean adoptHandover(LocalLock lock, Duration lease) {
+        lock.handedOver = false;
+        String owner = lock.owner;
+        if (owner == null || !lock.isValid()) {
+            giveBack(lock); // lost or run out while it waited for its next holder
+            return false;
+        }
+        if (lease == null) {
+            return true; // handed over with the watchdog's lease, and renewed since
+        }
+        long requestStart = System.nanoTime();
+        try {
+            if (scripts.setLease(lock.key, owner, lease.toMillis())) {
+                lock.held(owner, lock.token, lease.toNanos(), requestStart, false); // a fixed lease: not renewed
+                return true;
+            }
+        } catch (DataAccessException e) {
+            log.debug("Could not set the lease of handed-over lock '{}'; acquiring it afresh", lock.key, e);
+        }
+        giveBack(lock);
+        return false;
+    }
+
+    private void unretain(LocalLock lock) {
+        if (locks.unretain(lock)) {
+            giveBack(lock); // every thread queued for it gave up: nobody will take the lock it was handed
+        }
+    }
+
+    /** Releases, in Redis, a handed-over lock that no thread will use (lost, run out, or nobody took it). */
+    private void giveBack(LocalLock lock) {
+        String owner = lock.releasing();
+        if (owner == null) {
+            return;
+        }
+        BackgroundCleanup.withoutInterrupt(() -> {
+            try {
+                scripts.release(lock.key, owner);
+            } catch (DataAccessException e) {
+                log.debug("Could not release handed-over lock '{}'; retrying in the background", lock.key, e);
+                cleanup.run(() -> scripts.release(lock.key, owner));
+            }
+        });
+    }
+
+    /** One acquisition, handed to the caller. */
+    private final class Handle implements LockHandle {
+
+        private final LocalLock lock;
+        private final Thread thread = Thread.currentThread();
+        private final long token;
+        private boolean released;
+
+        Handle(LocalLock lock) {
+            this.lock = lock;
+            this.token = lock.token;
+        }
+
+        @Override
+        public String key() {
+            return lock.key;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public boolean isHeld() {
+            return !released && lock.token == token && lock.isValid();
+        }
+
+        @Override
+        public void release() {
+            if (Thread.currentThread() != thread) {
+                throw new IllegalMonitorStateException("Lock '" + lock.key + "' was acquired by thread '" + thread.getName()
+                        + "'; only that thread may release it (current: '" + Thread.currentThread().getName() + "')");
+            }
+            if (released) {
+                throw new IllegalMonitorStateException("Lock '" + lock.key + "' was already released by this handle");
+            }
+            released = true;
+            ExclusiveLock.this.release(lock);
+        }
+
+        @Override
+        public String toString() {
+            return "LockHandle[" + lock.key + ", token " + token + (isHeld() ? ", held]" : ", not held]");
+        }
+    }
+}

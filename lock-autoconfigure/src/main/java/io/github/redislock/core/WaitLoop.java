@@ -1,0 +1,141 @@
+package io.github.redislock.core;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.core.LockScripts.AcquireReply;
+import org.springframework.dao.DataAccessException;
+
+/**
+ * The acquisition skeleton every lock type shares: ask Redis; while another owner holds the lock, sleep until a
+ * release is published to this client, at the latest until the holder's lease would end (re-checking more often
+ * while the release subscription is down, and backing off while Redis cannot be reached); until the deadline.
+ * What to ask Redis and how to withdraw are the lock type's: an {@link Attempt} and a {@link Withdrawal}.
+ */
+final class WaitLoop {
+
+    /** Re-check interval while the release subscription is down (Redis restarting, say). */
+    private static final long UNSUBSCRIBED_RECHECK_MILLIS = 50;
+    /**
+     * The longest a waiter sleeps before re-checking, whatever the holder's TTL: bounds the cost of a
+     * wake-up lost to a waiter that died or left, and how long a dead waiter's registration lives.
+     */
+    private static final long MAX_SLEEP_MILLIS = 5000;
+    private static final Duration LONGEST_FINITE_WAIT = Duration.ofDays(36_500);
+
+    private final WakeupSubscriber subscriber;
+
+    WaitLoop(WakeupSubscriber subscriber) {
+        this.subscriber = subscriber;
+    }
+
+    /** One request to Redis for the lock; on success it records the holding before it returns. */
+    @FunctionalInterface
+    interface Attempt {
+
+        /**
+         * @param sleepMillis how long the caller will sleep at most before asking again (0: it will not wait)
+         * @param registered whether an earlier attempt may have registered this client as a waiter
+         * @throws DataAccessException when Redis could not be reached; the request may still run there
+         */
+        AcquireReply attempt(long sleepMillis, boolean registered);
+    }
+
+    /** Leaves nothing behind in Redis after a wait ends without the lock. */
+    @FunctionalInterface
+    interface Withdrawal {
+
+        /**
+         * @param registered whether an attempt may have registered this client as a waiter
+         * @param uncertain whether an attempt failed: its request may have run in Redis after the client gave up
+         */
+        void giveUp(boolean registered, boolean uncertain);
+    }
+
+    /** When a wait began and when it ends. */
+    record Deadline(long startNanos, long waitNanos) {
+
+        /** A wait beyond a century cannot be told apart from forever, and would overflow nanosecond arithmetic. */
+        static Deadline startingNow(Duration wait) {
+            return new Deadline(System.nanoTime(), wait.compareTo(LONGEST_FINITE_WAIT) > 0 ? Long.MAX_VALUE : wait.toNanos());
+        }
+
+        boolean isForever() {
+            return waitNanos == Long.MAX_VALUE;
+        }
+
+        boolean isTryOnce() {
+            return waitNanos == 0;
+        }
+
+        long remainingNanos() {
+            return isForever() ? Long.MAX_VALUE : Math.max(0, startNanos + waitNanos - System.nanoTime());
+        }
+
+        Duration elapsed() {
+            return Duration.ofNanos(System.nanoTime() - startNanos);
+        }
+    }
+
+    /**
+     * Attempts until one succeeds or the deadline passes; the caller tells success by what its attempt recorded.
+     *
+     * @param lock the key's local lock, whose wake-ups end a sleep
+     * @param interruptible whether an interrupt ends the wait with {@link InterruptedException}; if not, waiting
+     *        goes on
+     * @return whether an interrupt was swallowed (only when not interruptible)
+     * @throws LockNotAcquiredException when the deadline passed and the latest attempt failed to reach Redis
+     */
+    boolean await(LocalLock lock, Deadline deadline, boolean interruptible, Attempt attempt, Withdrawal withdrawal)
+            throws InterruptedException {
+        boolean interrupted = false;
+        boolean registered = false;
+        // the error of the latest attempt, cleared by a clean answer: it is what a caller is told at the deadline
+        DataAccessException lastError = null;
+        // whether any attempt failed: its request may still run in Redis, taking the lock or registering a waiter
+        boolean uncertain = false;
+        while (true) {
+            long seen = lock.wakeups();
+            long left = deadline.remainingNanos();
+            AcquireReply reply;
+            try {
+                reply = attempt.attempt(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS), registered);
+                registered |= left > 0;
+                lastError = null; // a later clean answer supersedes an earlier error
+            } catch (DataAccessException e) {
+                lastError = e;
+                uncertain = true;
+                registered |= left > 0;
+                reply = null;
+            }
+            if (reply != null && reply.acquired()) {
+                return interrupted;
+            }
+            left = deadline.remainingNanos();
+            if (left <= 0) {
+                withdrawal.giveUp(registered, uncertain);
+                if (lastError != null) {
+                    throw new LockNotAcquiredException(lock.key, deadline.elapsed(), lastError);
+                }
+                return interrupted;
+            }
+            long sleepMillis;
+            if (reply == null) {
+                sleepMillis = BackgroundCleanup.ERROR_BACKOFF_MILLIS;
+            } else {
+                if (subscriber.startIfNeeded()) {
+                    continue; // a release published before this client listened was missed: look again now
+                }
+                sleepMillis = Math.min(reply.retryAfterMillis(),
+                        subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
+            }
+            sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+            try {
+                interrupted |= lock.awaitWake(seen, sleepMillis, interruptible);
+            } catch (InterruptedException e) {
+                withdrawal.giveUp(registered, uncertain);
+                throw e;
+            }
+        }
+    }
+}
