@@ -26,6 +26,10 @@ final class LockScripts {
     static final RedisScript<Long> RELEASE = load("release");
     static final RedisScript<Long> RENEW = load("renew");
     static final RedisScript<Long> LEAVE = load("leave");
+    static final RedisScript<Long> RW_READ_ACQUIRE = load("rw-read-acquire");
+    static final RedisScript<Long> RW_WRITE_ACQUIRE = load("rw-write-acquire");
+    static final RedisScript<Long> RW_RELEASE = load("rw-release");
+    static final RedisScript<Long> RW_RENEW = load("rw-renew");
 
     /** How long a fencing counter outlives the acquisition that set it; see {@code acquire.lua}. */
     static final long FENCE_GRACE_MILLIS = 1000;
@@ -139,6 +143,48 @@ final class LockScripts {
     /** Withdraws this client from the clients waiting for the lock. */
     void leave(String key) {
         redis.execute(LEAVE, List.of(keys.waiters(key), keys.waiterExpiries(key)), clientId);
+    }
+
+    /**
+     * Takes a read share of {@code key}'s read/write lock for {@code owner}, or registers this client as waiting.
+     *
+     * @param downgradingWriter the owner id of the caller's own write lock on the key, or {@code ""}
+     * @return the read epoch's token when it reads now
+     */
+    AcquireReply readAcquire(String key, String owner, long leaseMillis, long sleepMillis, String downgradingWriter) {
+        return AcquireReply.of(redis.execute(RW_READ_ACQUIRE, keys.readWrite(key), owner, Long.toString(leaseMillis),
+                clientId, Long.toString(sleepMillis), FENCE_GRACE, downgradingWriter));
+    }
+
+    /** Takes the write side of {@code key}'s read/write lock for {@code owner}, or marks it as a waiting writer. */
+    AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis) {
+        return AcquireReply.of(redis.execute(RW_WRITE_ACQUIRE, keys.readWrite(key), owner, Long.toString(leaseMillis),
+                clientId, Long.toString(sleepMillis), FENCE_GRACE));
+    }
+
+    /**
+     * Releases {@code owner}'s read share ({@code write} false) or write lock, waking waiting clients if one may enter.
+     *
+     * @return whether {@code owner} still held it in Redis (if not, nothing changed there)
+     */
+    boolean readWriteRelease(String key, String owner, boolean write) {
+        return isOne(redis.execute(RW_RELEASE, keys.readWrite(key), owner, write ? "write" : "read",
+                keys.wakeChannelPrefix(), key));
+    }
+
+    /** Withdraws a writer that stopped waiting, so the readers it held back may enter. */
+    void leaveAsWriter(String key, String owner) {
+        redis.execute(RW_RELEASE, keys.readWrite(key), owner, "leave", keys.wakeChannelPrefix(), key);
+    }
+
+    /**
+     * Extends {@code owner}'s read share or write lease to at least {@code leaseMillis}.
+     *
+     * @return whether {@code owner} still holds it
+     */
+    boolean readWriteRenew(String key, String owner, boolean write, long leaseMillis) {
+        return isOne(redis.execute(RW_RENEW, keys.readWrite(key), owner, write ? "write" : "read",
+                Long.toString(leaseMillis)));
     }
 
     private static boolean isOne(Long reply) {

@@ -53,14 +53,14 @@ final class MultiLock implements MultiLockHandle {
      * @throws LockNotAcquiredException naming the key another owner kept (with {@code orThrow}), or one Redis
      *         could not be reached for
      */
-    static MultiLockHandle acquire(ExclusiveLock exclusive, SortedSet<String> keys, Duration wait, Duration lease,
+    static MultiLockHandle acquire(Acquisition acquisition, SortedSet<String> keys, Duration wait, Duration lease,
             boolean orThrow) {
         List<LockHandle> handles = new ArrayList<>(keys.size());
         long start = System.nanoTime();
         try {
             for (String key : keys) {
                 Duration left = wait.minusNanos(System.nanoTime() - start);
-                Optional<LockHandle> handle = exclusive.tryAcquire(key, left.isNegative() ? Duration.ZERO : left, lease);
+                Optional<LockHandle> handle = acquisition.tryAcquire(key, left.isNegative() ? Duration.ZERO : left, lease);
                 if (handle.isEmpty()) {
                     if (orThrow) {
                         throw new LockNotAcquiredException(key, wait);
@@ -75,6 +75,13 @@ final class MultiLock implements MultiLockHandle {
             releaseQuietly(handles);
             throw e;
         }
+    }
+
+    /** How one key is taken: the exclusive lock's, or one side of the read/write lock's. */
+    @FunctionalInterface
+    interface Acquisition {
+
+        Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease);
     }
 
     private static void releaseQuietly(List<LockHandle> handles) {

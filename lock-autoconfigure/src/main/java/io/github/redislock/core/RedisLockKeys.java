@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * The Redis key schema. Every key of one lock shares one cluster hash tag, the user's key in braces,
@@ -68,6 +69,16 @@ final class RedisLockKeys {
 
     String waiterExpiries(String key) {
         return lock(key) + ":waiters:expiry";
+    }
+
+    /**
+     * The keys of {@code key}'s read/write lock, in the order its scripts take them: writer, readers, read epoch,
+     * fencing counter, waiting writers, waiting clients by arrival and by expiry. Apart from the exclusive lock's.
+     */
+    List<String> readWrite(String key) {
+        String base = lock(key) + ":rw";
+        return List.of(base + ":writer", base + ":readers", base + ":epoch", base + ":fence", base + ":writers-waiting",
+                base + ":waiters", base + ":waiters:expiry");
     }
 
     String wakeChannelPrefix() {

@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -32,6 +33,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final WakeupSubscriber subscriber;
     private final Watchdog watchdog;
     private final ExclusiveLock exclusive;
+    private final ReadWriteLocks readWrite;
     private final RedisLockDiagnostics diagnostics;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -48,10 +50,11 @@ public final class RedisLockTemplate implements AutoCloseable {
         this.clientId = HexFormat.of().formatHex(id);
         LockScripts scripts = new LockScripts(redis, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
-                keys.wakeChannelPrefix() + clientId, locks::wake, locks::wakeAll);
+                keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
         this.watchdog = new Watchdog(scripts, config.watchdogLease(), locks.all());
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
+        this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(locks, subscriber);
     }
 
@@ -93,7 +96,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options) {
         Duration wait = waitTime(options);
-        return MultiLock.acquire(exclusive, MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+        return MultiLock.acquire(exclusive::tryAcquire, MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
     }
 
     /**
@@ -102,7 +105,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options) {
         Duration wait = waitTime(options);
-        return Optional.ofNullable(MultiLock.acquire(exclusive, MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
+        return Optional.ofNullable(MultiLock.acquire(exclusive::tryAcquire, MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
     }
 
     /**
@@ -133,6 +136,40 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public Lock lock(String key) {
         return new RedisReentrantLock(exclusive, locks, validateKey(key));
+    }
+
+    /**
+     * A {@link ReadWriteLock} view of the key: many readers or one writer, across threads and JVMs; both sides
+     * reentrant per thread and watchdog-leased, each reader with a lease of its own (a crashed reader frees only
+     * its share). The writer may take the read lock and then release the write lock (downgrade); a reader asking
+     * for the write lock gets {@link IllegalMonitorStateException} at once (upgrading is not supported). A waiting
+     * writer keeps new readers out. A lock apart from {@link #lock(String)} of the same key. {@code lock()} waits
+     * without bound and keeps waiting when interrupted; {@code newCondition()} is not supported.
+     */
+    public ReadWriteLock readWriteLock(String key) {
+        return new RedisReadWriteLock(readWrite, validateKey(key));
+    }
+
+    /**
+     * Like {@link #acquireAll(Collection, LockOptions)}, with one side of each key's {@link #readWriteLock}. The
+     * handle's fencing tokens are the writer's own, or for {@link LockMode#READ} the read epoch's: drawn when the
+     * first reader entered after nobody read, shared by the readers joining it, below any later writer's.
+     *
+     * @throws IllegalMonitorStateException for {@link LockMode#WRITE} on a key whose read lock this thread holds
+     */
+    public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
+        Duration wait = waitTime(options);
+        Objects.requireNonNull(mode, "mode");
+        return MultiLock.acquire((key, left, lease) -> readWrite.tryAcquire(key, mode, left, lease),
+                MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+    }
+
+    /** Like {@link #acquireAll(Collection, LockOptions, LockMode)}, but empty when another owner kept a key past the wait. */
+    public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
+        Duration wait = waitTime(options);
+        Objects.requireNonNull(mode, "mode");
+        return Optional.ofNullable(MultiLock.acquire((key, left, lease) -> readWrite.tryAcquire(key, mode, left, lease),
+                MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
     }
 
     /**
@@ -179,6 +216,17 @@ public final class RedisLockTemplate implements AutoCloseable {
     private Duration waitTime(LockOptions options) {
         Objects.requireNonNull(options, "options");
         return options.waitTime() != null ? options.waitTime() : config.defaultWaitTime();
+    }
+
+    /** A release of {@code key} was published to this client: wakes its contenders for the key, of either lock type. */
+    private void wake(String key) {
+        locks.wake(key);
+        readWrite.wake(key);
+    }
+
+    private void wakeAll() {
+        locks.wakeAll();
+        readWrite.wakeAll();
     }
 
     LocalLock localLock(String key) {

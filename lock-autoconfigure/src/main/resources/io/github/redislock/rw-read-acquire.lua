@@ -1,0 +1,88 @@
+-- Takes a read (shared) share of a read/write lock, or registers the caller as a waiter.
+-- KEYS (every read/write script takes the same seven): [1] the writer (string: owner id), [2] the readers (zset:
+-- owner id -> lease end in server ms), [3] the read epoch's fencing token, [4] the fencing counter,
+-- [5] writers waiting (zset: owner id -> ms after which the entry is stale), [6] waiting clients by arrival,
+-- [7] waiting clients by expiry
+-- ARGV[1] owner id (client id + thread + acquisition), ARGV[2] lease in ms, ARGV[3] client id,
+-- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
+-- ARGV[5] fence grace in ms, ARGV[6] the owner id of the caller's own write lock when it downgrades, else ''
+-- Returns the read epoch's fencing token (> 0) when the caller reads now, else minus how long until it should
+-- look again (< 0).
+-- Each reader has its own entry and lease, so a reader that crashed frees only its own share when its lease ends.
+-- A reader may enter while other readers read and no writer holds the lock or waits for it (a waiting writer
+-- blocks new readers, so a stream of readers cannot starve it); the writer itself may always read (downgrade).
+local lease = tonumber(ARGV[2])
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+local function new_token()
+  -- as acquire.lua: the server clock in microseconds, above the last token of this lock
+  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local last = tonumber(redis.call('GET', KEYS[4]) or '0')
+  if token <= last then
+    token = last + 1
+  end
+  redis.call('SET', KEYS[4], string.format('%d', token), 'PX', ARGV[5])
+  return token
+end
+
+local function enter()
+  local epoch
+  if redis.call('ZCARD', KEYS[2]) == 0 then
+    -- the first reader opens a read epoch with a new token; readers joining it share that token
+    epoch = new_token()
+  else
+    epoch = tonumber(redis.call('GET', KEYS[3]) or '0')
+    if epoch == 0 then
+      epoch = new_token()
+    end
+  end
+  redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
+  if redis.call('PTTL', KEYS[2]) < lease then
+    redis.call('PEXPIRE', KEYS[2], lease)
+  end
+  redis.call('SET', KEYS[3], string.format('%d', epoch), 'PX', redis.call('PTTL', KEYS[2]))
+  return epoch
+end
+
+-- readers whose lease ended (crashed, or cut off from Redis) no longer count; nor do writers that stopped waiting
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMs)
+
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  return enter() -- our own earlier attempt succeeded but its reply was lost: keep it
+end
+local ttl
+local writer = redis.call('GET', KEYS[1])
+if writer then
+  if writer == ARGV[6] then
+    return enter()
+  end
+  ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then
+    ttl = 1000 -- no expiry: not set by this library; re-check now and then
+  end
+else
+  local waiting = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  if #waiting == 0 then
+    return enter()
+  end
+  -- a writer waits: at the latest its entry runs out (it died or left without withdrawing)
+  ttl = tonumber(waiting[2]) - nowMs
+end
+if ttl < 1 then
+  ttl = 1
+end
+local sleep = tonumber(ARGV[4])
+if sleep > 0 then
+  -- as acquire.lua: the client's entry lives until its next re-check plus a second; releases wake every waiting client
+  local entryTtl = math.min(sleep, ttl) + 1000
+  redis.call('ZADD', KEYS[6], 'NX', nowMs, ARGV[3])
+  redis.call('ZADD', KEYS[7], nowMs + entryTtl, ARGV[3])
+  for i = 6, 7 do
+    if redis.call('PTTL', KEYS[i]) < entryTtl then
+      redis.call('PEXPIRE', KEYS[i], entryTtl)
+    end
+  end
+end
+return -ttl

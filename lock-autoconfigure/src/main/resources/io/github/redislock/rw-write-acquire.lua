@@ -1,0 +1,72 @@
+-- Takes the write (exclusive) side of a read/write lock, or marks the caller as a waiting writer.
+-- KEYS as in rw-read-acquire.lua: [1] writer, [2] readers, [3] read epoch token, [4] fencing counter,
+-- [5] writers waiting, [6] waiting clients by arrival, [7] waiting clients by expiry
+-- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[3] client id,
+-- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
+-- ARGV[5] fence grace in ms
+-- Returns the fencing token (> 0) when the caller holds the write lock now, else minus how long until it should
+-- look again (< 0).
+-- A writer that waits enters itself in KEYS[5] until its next re-check plus a second: while it is there, no new
+-- reader enters (rw-read-acquire.lua), so the readers drain and the writer gets its turn. A writer that dies
+-- while waiting blocks readers at most that long.
+local lease = tonumber(ARGV[2])
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+local function new_token()
+  -- as acquire.lua: the server clock in microseconds, above the last token of this lock
+  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local last = tonumber(redis.call('GET', KEYS[4]) or '0')
+  if token <= last then
+    token = last + 1
+  end
+  redis.call('SET', KEYS[4], string.format('%d', token), 'PX', ARGV[5])
+  return token
+end
+
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMs)
+
+local writer = redis.call('GET', KEYS[1])
+if writer == ARGV[1] then
+  -- our own earlier attempt succeeded but its reply was lost: keep it
+  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('ZREM', KEYS[5], ARGV[1])
+  local last = redis.call('GET', KEYS[4])
+  if last then
+    return tonumber(last)
+  end
+  return new_token()
+end
+local ttl
+if writer then
+  ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then
+    ttl = 1000
+  end
+else
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if #first == 0 then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+    redis.call('ZREM', KEYS[5], ARGV[1])
+    return new_token()
+  end
+  -- readers read: at the latest the first of their leases ends
+  ttl = tonumber(first[2]) - nowMs
+end
+if ttl < 1 then
+  ttl = 1
+end
+local sleep = tonumber(ARGV[4])
+if sleep > 0 then
+  local entryTtl = math.min(sleep, ttl) + 1000
+  redis.call('ZADD', KEYS[5], nowMs + entryTtl, ARGV[1])
+  redis.call('ZADD', KEYS[6], 'NX', nowMs, ARGV[3])
+  redis.call('ZADD', KEYS[7], nowMs + entryTtl, ARGV[3])
+  for i = 5, 7 do
+    if redis.call('PTTL', KEYS[i]) < entryTtl then
+      redis.call('PEXPIRE', KEYS[i], entryTtl)
+    end
+  end
+end
+return -ttl
