@@ -4,6 +4,7 @@ import java.util.Optional;
 import java.util.SortedSet;
 import java.util.function.Supplier;
 
+import io.github.redislock.core.LockMode;
 import io.github.redislock.core.MultiLockHandle;
 import io.github.redislock.core.RedisLockTemplate;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -47,13 +48,13 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         SortedSet<String> keys = keyResolver.keys(operation, args, targetClass);
         MultiLockHandle locks;
         if (operation.onFailure == OnFailure.SKIP) {
-            Optional<MultiLockHandle> taken = template.get().tryAcquireAll(keys, operation.options);
+            Optional<MultiLockHandle> taken = tryAcquireAll(operation, keys);
             if (taken.isEmpty()) {
                 return SkippedResults.forReturnType(operation.method.getReturnType());
             }
             locks = taken.get();
         } else {
-            locks = template.get().acquireAll(keys, operation.options);
+            locks = acquireAll(operation, keys);
         }
         if (operation.fencingTokenParameter >= 0) {
             args[operation.fencingTokenParameter] = locks.fencingToken(keys.first());
@@ -73,6 +74,23 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         LockContext.pop();
         release(operation, locks, null);
         return result;
+    }
+
+    /** Takes the keys with the operation's lock type: the exclusive lock, or a side of the read/write lock. */
+    private MultiLockHandle acquireAll(DistributedLockOperation operation, SortedSet<String> keys) {
+        return switch (operation.type) {
+            case READ -> template.get().acquireAll(keys, operation.options, LockMode.READ);
+            case WRITE -> template.get().acquireAll(keys, operation.options, LockMode.WRITE);
+            default -> template.get().acquireAll(keys, operation.options);
+        };
+    }
+
+    private Optional<MultiLockHandle> tryAcquireAll(DistributedLockOperation operation, SortedSet<String> keys) {
+        return switch (operation.type) {
+            case READ -> template.get().tryAcquireAll(keys, operation.options, LockMode.READ);
+            case WRITE -> template.get().tryAcquireAll(keys, operation.options, LockMode.WRITE);
+            default -> template.get().tryAcquireAll(keys, operation.options);
+        };
     }
 
     /** Releases now, or once the surrounding transaction completes; a release failure is added to {@code failure}. */

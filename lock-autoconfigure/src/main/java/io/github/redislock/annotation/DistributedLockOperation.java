@@ -23,9 +23,10 @@ final class DistributedLockOperation {
     final OnFailure onFailure;
     /** The index of the {@link FencingToken} parameter, or -1. */
     final int fencingTokenParameter;
+    final LockType type;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
-            OnFailure onFailure, int fencingTokenParameter) {
+            OnFailure onFailure, int fencingTokenParameter, LockType type) {
         this.method = method;
         this.description = description;
         this.name = name;
@@ -33,6 +34,7 @@ final class DistributedLockOperation {
         this.options = options;
         this.onFailure = onFailure;
         this.fencingTokenParameter = fencingTokenParameter;
+        this.type = type;
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */

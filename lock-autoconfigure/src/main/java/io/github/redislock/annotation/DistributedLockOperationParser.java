@@ -34,9 +34,9 @@ final class DistributedLockOperationParser {
     DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
             String resolvedLease) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
-        if (lock.type() != LockType.EXCLUSIVE) {
+        if (lock.type() != LockType.EXCLUSIVE && lock.type() != LockType.READ && lock.type() != LockType.WRITE) {
             throw new IllegalStateException(where + ": type = " + lock.type()
-                    + " is not available in this version; use LockType.EXCLUSIVE");
+                    + " is not available in this version; use LockType.EXCLUSIVE, READ or WRITE");
         }
         Duration wait;
         Duration lease;
@@ -93,7 +93,8 @@ final class DistributedLockOperationParser {
                 throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
             }
         }
-        return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing);
+        return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
+                lock.type());
     }
 
     /** Whether the type is (or extends) Reactive Streams' Publisher, without needing it on the classpath. */

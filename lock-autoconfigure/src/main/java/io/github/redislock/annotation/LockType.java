@@ -9,9 +9,16 @@ public enum LockType {
     /** First come, first served across clients. Not available yet: using it fails at start-up. */
     FAIR,
 
-    /** Shared with other readers, exclusive of writers. Not available yet: using it fails at start-up. */
+    /**
+     * Shared with other readers, exclusive of writers: the read side of {@code RedisLockTemplate.readWriteLock(key)}.
+     * The fencing token is that of the read epoch (shared by the readers reading together, below any later writer's).
+     */
     READ,
 
-    /** Exclusive of readers and writers. Not available yet: using it fails at start-up. */
+    /**
+     * Exclusive of readers and writers: the write side of {@code RedisLockTemplate.readWriteLock(key)}. A waiting
+     * writer keeps new readers out. Called from inside a {@link #READ} method on the same key it fails at once with
+     * {@code IllegalMonitorStateException} (upgrading is not supported); the other way round is fine (downgrade).
+     */
     WRITE
 }

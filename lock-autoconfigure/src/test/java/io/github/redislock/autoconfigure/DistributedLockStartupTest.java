@@ -32,9 +32,7 @@ class DistributedLockStartupTest {
     static Stream<Arguments> brokenAnnotations() {
         return Stream.of(
                 Arguments.of(BadDuration.class, "BadDuration.run()", "waitTime = \"two seconds\" is not a duration"),
-                Arguments.of(UnsupportedType.class, "UnsupportedType.run()", "type = READ is not available"),
                 Arguments.of(FairType.class, "FairType.run()", "type = FAIR is not available"),
-                Arguments.of(WriteType.class, "WriteType.run()", "type = WRITE is not available"),
                 Arguments.of(SkipPrimitive.class, "SkipPrimitive.count()", "onFailure = SKIP cannot return a value of primitive type int"),
                 Arguments.of(TypeReference.class, "TypeReference.run(String)", "\"T(java.lang.Runtime).getRuntime()\" uses a type reference"),
                 Arguments.of(Constructor.class, "Constructor.run(String)", "\"new java.io.File(#p0)\" calls a constructor"),
@@ -133,20 +131,8 @@ class DistributedLockStartupTest {
         }
     }
 
-    static class UnsupportedType {
-        @DistributedLock(key = "'k'", type = LockType.READ)
-        public void run() {
-        }
-    }
-
     static class FairType {
         @DistributedLock(key = "'k'", type = LockType.FAIR)
-        public void run() {
-        }
-    }
-
-    static class WriteType {
-        @DistributedLock(key = "'k'", type = LockType.WRITE)
         public void run() {
         }
     }
