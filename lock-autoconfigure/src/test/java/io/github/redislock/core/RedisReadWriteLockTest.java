@@ -7,8 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -304,6 +304,19 @@ class RedisReadWriteLockTest {
         Thread.sleep(1500);
         assertThat(other.call(() -> other.lock.readLock().tryLock())).isFalse();
         reader.run(() -> reader.lock.writeLock().unlock()); // throws LockLostException if it had run out
+    }
+
+    @Test
+    void aReadShareRemovedFromRedisIsFoundLostByTheWatchdogAndItsReleaseSaysSo() throws Exception {
+        RedisLockTemplate template = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(300)));
+        CompletableFuture<String> told = new CompletableFuture<>();
+        template.addLockLostListener((lock, reason) -> told.complete(lock.key() + ": " + reason));
+        Actor reader = actor(template);
+        reader.run(() -> reader.lock.readLock().lock());
+        redis.delete("redis-lock:{" + key + "}:rw:readers");
+        assertThat(told.get(5, TimeUnit.SECONDS)).startsWith(key + ": ").contains("read lease gone");
+        assertThatThrownBy(() -> reader.run(() -> reader.lock.readLock().unlock()))
+                .hasCauseInstanceOf(LockLostException.class);
     }
 
     @Test

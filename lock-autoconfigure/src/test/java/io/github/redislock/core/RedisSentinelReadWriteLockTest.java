@@ -1,0 +1,75 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.RedisSentinelProcesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The read/write lock behind Redis Sentinel: readers share, a waiting writer is woken, on the master. */
+class RedisSentinelReadWriteLockTest {
+
+    RedisSentinelProcesses sentinel;
+    JedisConnectionFactory factory;
+    RedisLockTemplate first;
+    RedisLockTemplate second;
+
+    @BeforeEach
+    void start() {
+        sentinel = RedisSentinelProcesses.start();
+        RedisSentinelConfiguration config = new RedisSentinelConfiguration(RedisSentinelProcesses.MASTER_NAME,
+                new HashSet<>(sentinel.sentinelNodes()));
+        factory = new JedisConnectionFactory(config, JedisClientConfiguration.builder()
+                .connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofSeconds(1)).usePooling().build());
+        factory.afterPropertiesSet();
+        factory.start();
+        first = new RedisLockTemplate(new StringRedisTemplate(factory));
+        second = new RedisLockTemplate(new StringRedisTemplate(factory));
+    }
+
+    @AfterEach
+    void stop() {
+        first.close();
+        second.close();
+        factory.destroy();
+        sentinel.close();
+    }
+
+    @Test
+    void readersShareThroughTheSentinelsAndAWaitingWriterIsWokenWhenTheyLeave() throws Exception {
+        List<String> key = List.of("catalog:1");
+        ExecutorService writerThread = Executors.newSingleThreadExecutor();
+        try {
+            MultiLockHandle reading = first.acquireAll(key, LockOptions.tryOnce(), LockMode.READ);
+            MultiLockHandle alsoReading = writerThread.submit(() -> second.acquireAll(key, LockOptions.tryOnce(), LockMode.READ))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(sentinel.master().command("ZCARD", "redis-lock:{catalog:1}:rw:readers")).isEqualTo("2");
+            writerThread.submit(alsoReading::release).get(10, TimeUnit.SECONDS);
+            Future<Long> writing = writerThread.submit(() -> {
+                try (MultiLockHandle w = second.acquireAll(key, LockOptions.waitFor(Duration.ofSeconds(10)), LockMode.WRITE)) {
+                    return w.fencingToken("catalog:1");
+                }
+            });
+            Thread.sleep(100);
+            assertThat(writing).isNotDone();
+            long readToken = reading.fencingToken("catalog:1");
+            reading.release();
+            assertThat(writing.get(2, TimeUnit.SECONDS)).isGreaterThan(readToken);
+        } finally {
+            writerThread.shutdownNow();
+        }
+    }
+}
