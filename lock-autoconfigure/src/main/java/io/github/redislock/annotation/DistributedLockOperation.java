@@ -23,6 +23,8 @@ final class DistributedLockOperation {
     final OnFailure onFailure;
     /** The index of the {@link FencingToken} parameter, or -1. */
     final int fencingTokenParameter;
+    /** The kind of lock the method takes. */
+    final LockType type;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
             OnFailure onFailure, int fencingTokenParameter) {
@@ -33,6 +35,20 @@ final class DistributedLockOperation {
         this.options = options;
         this.onFailure = onFailure;
         this.fencingTokenParameter = fencingTokenParameter;
+        this.type = LockType.EXCLUSIVE;
+    }
+
+    /** An operation of another {@link LockType} than the exclusive one. */
+    DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
+            OnFailure onFailure, int fencingTokenParameter, LockType type) {
+        this.method = method;
+        this.description = description;
+        this.name = name;
+        this.keys = List.copyOf(keys);
+        this.options = options;
+        this.onFailure = onFailure;
+        this.fencingTokenParameter = fencingTokenParameter;
+        this.type = type;
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */

@@ -34,9 +34,9 @@ final class DistributedLockOperationParser {
     DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
             String resolvedLease) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
-        if (lock.type() != LockType.EXCLUSIVE) {
+        if (lock.type() != LockType.EXCLUSIVE && lock.type() != LockType.FAIR) {
             throw new IllegalStateException(where + ": type = " + lock.type()
-                    + " is not available in this version; use LockType.EXCLUSIVE");
+                    + " is not available in this version; use LockType.EXCLUSIVE or LockType.FAIR");
         }
         Duration wait;
         Duration lease;
@@ -81,6 +81,10 @@ final class DistributedLockOperationParser {
             throw new IllegalStateException(where + ": @FencingToken needs a single key, but there are " + keys.length
                     + "; read each token with LockContext.fencingToken(key)");
         }
+        if (lock.type() == LockType.FAIR && keys.length > 1) {
+            throw new IllegalStateException(where + ": type = FAIR takes one key, but there are " + keys.length
+                    + "; a fair lock queues for one key (use EXCLUSIVE to lock several all or nothing)");
+        }
         String name = lock.name();
         if (keys.length == 0 && name.isEmpty()) {
             // per method: one lock for the method wherever it is called from, shared by its overloads
@@ -92,6 +96,10 @@ final class DistributedLockOperationParser {
             } catch (IllegalArgumentException e) {
                 throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
             }
+        }
+        if (lock.type() == LockType.FAIR) {
+            return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
+                    LockType.FAIR);
         }
         return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing);
     }

@@ -33,7 +33,7 @@ class DistributedLockStartupTest {
         return Stream.of(
                 Arguments.of(BadDuration.class, "BadDuration.run()", "waitTime = \"two seconds\" is not a duration"),
                 Arguments.of(UnsupportedType.class, "UnsupportedType.run()", "type = READ is not available"),
-                Arguments.of(FairType.class, "FairType.run()", "type = FAIR is not available"),
+                Arguments.of(FairType.class, "FairType.run()", "type = FAIR takes one key, but there are 2"),
                 Arguments.of(WriteType.class, "WriteType.run()", "type = WRITE is not available"),
                 Arguments.of(SkipPrimitive.class, "SkipPrimitive.count()", "onFailure = SKIP cannot return a value of primitive type int"),
                 Arguments.of(TypeReference.class, "TypeReference.run(String)", "\"T(java.lang.Runtime).getRuntime()\" uses a type reference"),
@@ -140,7 +140,7 @@ class DistributedLockStartupTest {
     }
 
     static class FairType {
-        @DistributedLock(key = "'k'", type = LockType.FAIR)
+        @DistributedLock(key = {"'a'", "'b'"}, type = LockType.FAIR)
         public void run() {
         }
     }
