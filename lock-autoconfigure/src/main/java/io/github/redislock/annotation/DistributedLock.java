@@ -58,7 +58,7 @@ public @interface DistributedLock {
     /** A static prefix joined before each key with {@code ':'}; the whole key when {@link #key()} is empty. */
     String name() default "";
 
-    /** The kind of lock: {@link LockType#EXCLUSIVE}, {@link LockType#READ} or {@link LockType#WRITE} in this version. */
+    /** The kind of lock: {@link LockType#EXCLUSIVE}, {@link LockType#FAIR} (one key), {@link LockType#READ} or {@link LockType#WRITE}. */
     LockType type() default LockType.EXCLUSIVE;
 
     /** How long to wait for the lock: {@code "0s"} tries once; {@code ""} uses {@code redis-lock.wait-time}. */

@@ -47,7 +47,14 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         Object[] args = invocation.getArguments();
         SortedSet<String> keys = keyResolver.keys(operation, args, targetClass);
         MultiLockHandle locks;
-        if (operation.onFailure == OnFailure.SKIP) {
+        if (operation.type == LockType.FAIR) {
+            Optional<MultiLockHandle> taken = FairLockCall.acquire(template.get(), keys.first(), operation.options,
+                    operation.onFailure != OnFailure.SKIP);
+            if (taken.isEmpty()) {
+                return SkippedResults.forReturnType(operation.method.getReturnType());
+            }
+            locks = taken.get();
+        } else if (operation.onFailure == OnFailure.SKIP) {
             Optional<MultiLockHandle> taken = tryAcquireAll(operation, keys);
             if (taken.isEmpty()) {
                 return SkippedResults.forReturnType(operation.method.getReturnType());

@@ -23,6 +23,7 @@ final class DistributedLockOperation {
     final OnFailure onFailure;
     /** The index of the {@link FencingToken} parameter, or -1. */
     final int fencingTokenParameter;
+    /** The kind of lock the method takes. */
     final LockType type;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,

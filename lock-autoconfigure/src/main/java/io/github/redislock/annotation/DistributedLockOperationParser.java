@@ -34,10 +34,6 @@ final class DistributedLockOperationParser {
     DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
             String resolvedLease) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
-        if (lock.type() != LockType.EXCLUSIVE && lock.type() != LockType.READ && lock.type() != LockType.WRITE) {
-            throw new IllegalStateException(where + ": type = " + lock.type()
-                    + " is not available in this version; use LockType.EXCLUSIVE, READ or WRITE");
-        }
         Duration wait;
         Duration lease;
         try {
@@ -80,6 +76,10 @@ final class DistributedLockOperationParser {
         if (fencing >= 0 && keys.length > 1) {
             throw new IllegalStateException(where + ": @FencingToken needs a single key, but there are " + keys.length
                     + "; read each token with LockContext.fencingToken(key)");
+        }
+        if (lock.type() == LockType.FAIR && keys.length > 1) {
+            throw new IllegalStateException(where + ": type = FAIR takes one key, but there are " + keys.length
+                    + "; a fair lock queues for one key (use EXCLUSIVE to lock several all or nothing)");
         }
         String name = lock.name();
         if (keys.length == 0 && name.isEmpty()) {

@@ -6,7 +6,10 @@ public enum LockType {
     /** Exclusive and reentrant. */
     EXCLUSIVE,
 
-    /** First come, first served across clients. Not available yet: using it fails at start-up. */
+    /**
+     * First come, first served across threads and JVMs, by arrival in Redis; a release hands the lock straight to
+     * the next waiter. Takes one key. See {@code RedisLockTemplate.fairLock}.
+     */
     FAIR,
 
     /**

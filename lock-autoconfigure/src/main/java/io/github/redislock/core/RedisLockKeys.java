@@ -81,6 +81,16 @@ final class RedisLockKeys {
                 base + ":waiters", base + ":waiters:expiry");
     }
 
+    /** The waiters of a fair lock, one per waiting thread, by arrival. */
+    String fairQueue(String key) {
+        return lock(key) + ":queue";
+    }
+
+    /** When each fair-lock waiter's entry goes stale unless refreshed. */
+    String fairQueueExpiries(String key) {
+        return lock(key) + ":queue:expiry";
+    }
+
     String wakeChannelPrefix() {
         return prefix + ":wake:";
     }

@@ -34,6 +34,8 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final Watchdog watchdog;
     private final ExclusiveLock exclusive;
     private final ReadWriteLocks readWrite;
+    private final FairLocks fairLocks = new FairLocks();
+    private final FairLock fair;
     private final RedisLockDiagnostics diagnostics;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -51,10 +53,12 @@ public final class RedisLockTemplate implements AutoCloseable {
         LockScripts scripts = new LockScripts(redis, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        this.watchdog = new Watchdog(scripts, config.watchdogLease(), locks.all());
+        this.watchdog = new Watchdog(scripts, config.watchdogLease(), fairLocks.withHeld(locks.all()));
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
+        this.fair = new FairLock(new FairLockScripts(redis, keys), fairLocks, new WaitLoop(subscriber), cleanup, clientId,
+                config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(locks, subscriber);
     }
 
@@ -173,6 +177,37 @@ public final class RedisLockTemplate implements AutoCloseable {
     }
 
     /**
+     * A fair {@link Lock} view of the key: threads get it in the order their requests reached Redis, across
+     * threads and JVMs, and a release hands it straight to the next waiter. Reentrant, fenced and watchdog-leased
+     * like {@link #lock}; a waiter that died or gave up is skipped within a second. The fair lock uses the same
+     * Redis lock as {@link #lock} and {@link #acquire} for the key, so they exclude each other, but only fair
+     * acquisitions queue: an exclusive one can take the key between fair holders. {@code tryLock()} never
+     * overtakes a queued waiter; {@code newCondition()} is not supported.
+     */
+    public Lock fairLock(String key) {
+        return new RedisFairLock(fair, validateKey(key));
+    }
+
+    /**
+     * Acquires the fair lock of {@link #fairLock}, waiting in line up to the options' wait time, with the options'
+     * lease (none: the watchdog's).
+     *
+     * @throws LockNotAcquiredException if the current thread's turn did not come within the wait time, or Redis
+     *         could not be reached within it
+     */
+    public LockHandle acquireFair(String key, LockOptions options) {
+        Duration wait = waitTime(options);
+        return fair.tryAcquire(validateKey(key), wait, options.leaseTime())
+                .orElseThrow(() -> new LockNotAcquiredException(key, wait));
+    }
+
+    /** Like {@link #acquireFair}, but returns empty instead of throwing when the turn did not come in time. */
+    public Optional<LockHandle> tryAcquireFair(String key, LockOptions options) {
+        Duration wait = waitTime(options);
+        return fair.tryAcquire(validateKey(key), wait, options.leaseTime());
+    }
+
+    /**
      * Registers a listener told when a held lock is found lost. Listeners run on a thread of their own,
      * one notification after another: a slow one delays other listeners, never a renewal.
      */
@@ -220,13 +255,16 @@ public final class RedisLockTemplate implements AutoCloseable {
 
     /** A release of {@code key} was published to this client: wakes its contenders for the key, of either lock type. */
     private void wake(String key) {
-        locks.wake(key);
-        readWrite.wake(key);
+        if (!fairLocks.wake(key)) { // a fair hand-over names one waiting thread; otherwise the key's waiters look again
+            locks.wake(key);
+            readWrite.wake(key);
+        }
     }
 
     private void wakeAll() {
         locks.wakeAll();
         readWrite.wakeAll();
+        fairLocks.wakeAll();
     }
 
     LocalLock localLock(String key) {

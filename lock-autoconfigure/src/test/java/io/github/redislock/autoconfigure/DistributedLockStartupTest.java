@@ -32,7 +32,7 @@ class DistributedLockStartupTest {
     static Stream<Arguments> brokenAnnotations() {
         return Stream.of(
                 Arguments.of(BadDuration.class, "BadDuration.run()", "waitTime = \"two seconds\" is not a duration"),
-                Arguments.of(FairType.class, "FairType.run()", "type = FAIR is not available"),
+                Arguments.of(FairType.class, "FairType.run()", "type = FAIR takes one key, but there are 2"),
                 Arguments.of(SkipPrimitive.class, "SkipPrimitive.count()", "onFailure = SKIP cannot return a value of primitive type int"),
                 Arguments.of(TypeReference.class, "TypeReference.run(String)", "\"T(java.lang.Runtime).getRuntime()\" uses a type reference"),
                 Arguments.of(Constructor.class, "Constructor.run(String)", "\"new java.io.File(#p0)\" calls a constructor"),
@@ -132,7 +132,7 @@ class DistributedLockStartupTest {
     }
 
     static class FairType {
-        @DistributedLock(key = "'k'", type = LockType.FAIR)
+        @DistributedLock(key = {"'a'", "'b'"}, type = LockType.FAIR)
         public void run() {
         }
     }

@@ -1,0 +1,235 @@
+package io.github.redislock.core;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.redislock.core.LockScripts.AcquireReply;
+import io.github.redislock.core.LockScripts.ReleaseReply;
+import io.github.redislock.core.WaitLoop.Deadline;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
+
+/**
+ * The fair lock type: strict FIFO by arrival in Redis, across threads and JVMs. Unlike the exclusive lock, every
+ * waiting thread is its own entry in the key's Redis queue (there is no local queue in front), so the order is
+ * the order in which the threads' first requests reached Redis, whichever JVM they run in.
+ * <p>
+ * A release hands the lock to the head of the queue inside the release script, with a new fencing token, and
+ * publishes that to the waiter's client, which wakes exactly that thread; the thread's one request confirms the
+ * hand-over and sets its lease. Waiting threads refresh their entry every {@value FairLockScripts#REFRESH_MILLIS}
+ * ms: an entry not refreshed for {@value FairLockScripts#ENTRY_TTL_MILLIS} ms (its thread or JVM died) is dropped,
+ * and a hand-over not confirmed within {@value FairLockScripts#GRANT_MILLIS} ms expires, so the next waiter's
+ * refresh takes the lock: dead waiters cost well under a second together, not a lease each. A slow waiter keeps
+ * its place at the head until it confirms. Reentrant per thread (nested acquisitions cost no round trip), leased
+ * and renewed by the shared {@link Watchdog}.
+ */
+final class FairLock {
+
+    private static final Logger log = LoggerFactory.getLogger(FairLock.class);
+
+    private final FairLockScripts scripts;
+    private final FairLocks fairLocks;
+    private final WaitLoop waitLoop;
+    private final BackgroundCleanup cleanup;
+    private final String clientId;
+    private final Duration watchdogLease;
+    /** Numbers this client's acquisitions, so every attempt has its own waiter and owner id in Redis. */
+    private final AtomicLong acquisitions = new AtomicLong();
+    /** Each thread's current holding of a key, with its hold count: only that thread reads or writes it. */
+    private final ConcurrentHashMap<HoldId, Hold> holds = new ConcurrentHashMap<>();
+
+    FairLock(FairLockScripts scripts, FairLocks fairLocks, WaitLoop waitLoop, BackgroundCleanup cleanup, String clientId,
+            Duration watchdogLease) {
+        this.scripts = scripts;
+        this.fairLocks = fairLocks;
+        this.waitLoop = waitLoop;
+        this.cleanup = cleanup;
+        this.clientId = clientId;
+        this.watchdogLease = watchdogLease;
+    }
+
+    private record HoldId(String key, Thread thread) {
+    }
+
+    private static final class Hold {
+
+        final LocalLock lock;
+        int count = 1;
+
+        Hold(LocalLock lock) {
+            this.lock = lock;
+        }
+    }
+
+    /** As {@link ExclusiveLock#tryAcquire}: an interrupt ends the wait with {@link LockNotAcquiredException}. */
+    Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease) {
+        try {
+            LocalLock lock = lock(key, wait, lease, true);
+            return lock == null ? Optional.empty() : Optional.of(new Handle(lock));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockNotAcquiredException(key, wait, e);
+        }
+    }
+
+    /**
+     * Takes the lock for the current thread when its turn comes, waiting up to {@code wait}.
+     *
+     * @param lease the fixed lease, or {@code null} for the watchdog
+     * @param interruptible whether an interrupt ends the wait with {@link InterruptedException}; if not, waiting
+     *        goes on and the interrupt flag is restored afterwards
+     * @return the holding; {@code null} when the wait ended first (the thread then left the queue)
+     */
+    LocalLock lock(String key, Duration wait, Duration lease, boolean interruptible) throws InterruptedException {
+        HoldId id = new HoldId(key, Thread.currentThread());
+        Hold hold = holds.get(id);
+        if (hold != null) {
+            String invalid = hold.lock.invalidReason();
+            if (invalid != null) {
+                throw new LockLostException(key, hold.lock.token, invalid);
+            }
+            hold.count++;
+            return hold.lock;
+        }
+        Deadline deadline = Deadline.startingNow(wait);
+        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
+        long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
+        LocalLock lock = new LocalLock(key);
+        boolean interrupted;
+        fairLocks.waiting.put(owner, lock);
+        try {
+            interrupted = waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
+                long requestStart = System.nanoTime();
+                AcquireReply reply = scripts.acquire(key, owner, leaseMillis, sleepMillis > 0);
+                if (reply.acquired()) {
+                    lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
+                }
+                return reply;
+            }, (registered, uncertain) -> giveUp(key, owner, registered, uncertain));
+        } finally {
+            fairLocks.waiting.remove(owner);
+        }
+        if (lock.owner != null) {
+            fairLocks.held.add(lock);
+            holds.put(id, new Hold(lock));
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return lock.owner != null ? lock : null;
+    }
+
+    /** Leaves the queue; hands the lock on if it was handed to this waiter just as it gave up. */
+    private void giveUp(String key, String owner, boolean registered, boolean uncertain) {
+        if (!registered && !uncertain) {
+            return;
+        }
+        BackgroundCleanup.withoutInterrupt(() -> {
+            try {
+                scripts.leave(key, owner);
+            } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
+                log.debug("Could not leave the queue of fair lock '{}'; retrying in the background", key, e);
+                cleanup.run(() -> scripts.leave(key, owner));
+                return;
+            }
+            if (uncertain) {
+                cleanup.run(() -> scripts.leave(key, owner)); // a lost request may still run after the leave above
+            }
+        });
+    }
+
+    /** Releases one hold of the current thread on {@code key}. */
+    void release(String key) {
+        Hold hold = holds.get(new HoldId(key, Thread.currentThread()));
+        if (hold == null) {
+            throw new IllegalMonitorStateException("Fair lock '" + key + "' is not held by thread '"
+                    + Thread.currentThread().getName() + "'");
+        }
+        release(hold.lock);
+    }
+
+    private void release(LocalLock lock) {
+        HoldId id = new HoldId(lock.key, Thread.currentThread());
+        Hold hold = holds.get(id);
+        if (hold == null || hold.lock != lock) {
+            throw new IllegalMonitorStateException("Fair lock '" + lock.key + "' is not held by thread '"
+                    + Thread.currentThread().getName() + "'; only the thread that acquired it may release it");
+        }
+        if (--hold.count > 0) {
+            return;
+        }
+        holds.remove(id);
+        fairLocks.held.remove(lock);
+        long token = lock.token;
+        String invalid = lock.invalidReason();
+        String owner = lock.releasing();
+        ReleaseReply[] reply = {ReleaseReply.RELEASED};
+        BackgroundCleanup.withoutInterrupt(() -> {
+            try {
+                reply[0] = scripts.release(lock.key, owner);
+            } catch (DataAccessException e) {
+                log.warn("Could not release fair lock '{}' in Redis ({}); retrying in the background, and its lease ends "
+                        + "it at the latest", lock.key, e.toString());
+                cleanup.run(() -> scripts.release(lock.key, owner));
+            }
+        });
+        if (invalid != null) {
+            throw new LockLostException(lock.key, token, invalid);
+        }
+        if (!reply[0].wasOwner()) {
+            throw new LockLostException(lock.key, token, "Redis no longer had it as this owner's at release");
+        }
+    }
+
+    /** One acquisition, handed to the caller. */
+    private final class Handle implements LockHandle {
+
+        private final LocalLock lock;
+        private final Thread thread = Thread.currentThread();
+        private final long token;
+        private boolean released;
+
+        Handle(LocalLock lock) {
+            this.lock = lock;
+            this.token = lock.token;
+        }
+
+        @Override
+        public String key() {
+            return lock.key;
+        }
+
+        @Override
+        public long fencingToken() {
+            return token;
+        }
+
+        @Override
+        public boolean isHeld() {
+            return !released && lock.token == token && lock.isValid();
+        }
+
+        @Override
+        public void release() {
+            if (Thread.currentThread() != thread) {
+                throw new IllegalMonitorStateException("Fair lock '" + lock.key + "' was acquired by thread '"
+                        + thread.getName() + "'; only that thread may release it (current: '"
+                        + Thread.currentThread().getName() + "')");
+            }
+            if (released) {
+                throw new IllegalMonitorStateException("Fair lock '" + lock.key + "' was already released by this handle");
+            }
+            released = true;
+            FairLock.this.release(lock);
+        }
+
+        @Override
+        public String toString() {
+            return "LockHandle[fair " + lock.key + ", token " + token + (isHeld() ? ", held]" : ", not held]");
+        }
+    }
+}

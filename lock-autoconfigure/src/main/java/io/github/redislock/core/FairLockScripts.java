@@ -1,0 +1,73 @@
+package io.github.redislock.core;
+
+import java.util.List;
+
+import io.github.redislock.core.LockScripts.AcquireReply;
+import io.github.redislock.core.LockScripts.ReleaseReply;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The fair lock's Redis calls ({@code fair_acquire.lua}, {@code fair_release.lua}), typed as {@link LockScripts}'
+ * are; kept apart from them so the fair lock's timing constants live in one place.
+ */
+final class FairLockScripts {
+
+    static final RedisScript<Long> FAIR_ACQUIRE = LockScripts.load("fair_acquire");
+    static final RedisScript<Long> FAIR_RELEASE = LockScripts.load("fair_release");
+
+    /**
+     * How often a waiting thread refreshes its queue entry. It sleeps on pub/sub for the hand-over; the refresh
+     * only proves it alive, and lets the head take a lock whose holder or grantee died.
+     */
+    static final long REFRESH_MILLIS = 150;
+    /** How long a queue entry lives without a refresh: a dead waiter is dropped from the queue after this. */
+    static final long ENTRY_TTL_MILLIS = 500;
+    /**
+     * How long a waiter the lock was handed to has to confirm it: a waiter that died after its last refresh holds
+     * the lock this long at most. Below the fence grace, so the confirmation still finds its token.
+     */
+    static final long GRANT_MILLIS = 500;
+    /**
+     * Starts the wake-up message of a hand-over, before the waiter id. Lock keys cannot contain control
+     * characters, so it is never taken for an exclusive lock's release notice (which is the key).
+     */
+    static final String HANDED_OVER = "\u0001";
+
+    private static final String LEAVE = "leave";
+
+    private final StringRedisTemplate redis;
+    private final RedisLockKeys keys;
+
+    FairLockScripts(StringRedisTemplate redis, RedisLockKeys keys) {
+        this.redis = redis;
+        this.keys = keys;
+    }
+
+    /**
+     * Takes the lock if it is {@code waiter}'s turn (or confirms a hand-over to it), else queues it.
+     *
+     * @param waits whether the caller waits: queue it and refresh its entry (else a single try that leaves no trace)
+     */
+    AcquireReply acquire(String key, String waiter, long leaseMillis, boolean waits) {
+        return AcquireReply.of(redis.execute(FAIR_ACQUIRE, allKeys(key), waiter, Long.toString(leaseMillis),
+                waits ? "1" : "0", Long.toString(ENTRY_TTL_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS),
+                Long.toString(REFRESH_MILLIS)));
+    }
+
+    /** Releases {@code owner}'s lock, handing it to the next live waiter. */
+    ReleaseReply release(String key, String owner) {
+        return ReleaseReply.of(redis.execute(FAIR_RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), HANDED_OVER,
+                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), ""));
+    }
+
+    /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */
+    void leave(String key, String waiter) {
+        redis.execute(FAIR_RELEASE, allKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,
+                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), LEAVE);
+    }
+
+    private List<String> allKeys(String key) {
+        return List.of(keys.lock(key), keys.fence(key), keys.fairQueue(key), keys.fairQueueExpiries(key));
+    }
+}

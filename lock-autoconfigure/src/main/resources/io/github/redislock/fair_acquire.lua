@@ -1,0 +1,71 @@
+-- Takes a fair lock for the caller when it is its turn, or queues the caller (one entry per waiting thread).
+-- KEYS[1] the lock (string: owner id; the same key as the exclusive lock's, so the two exclude each other),
+-- KEYS[2] the fencing counter, KEYS[3] the queue (zset: waiter id by arrival, score = server time in us, strictly
+-- increasing), KEYS[4] the waiters' expiries (zset, score = ms after which the entry is stale)
+-- ARGV[1] owner id (client id:thread:acquisition; also the waiter id), ARGV[2] lease in ms,
+-- ARGV[3] '1' if the caller waits (queue it, refresh its entry), '0' for a single try,
+-- ARGV[4] how long a waiter's entry lives without a refresh, in ms, ARGV[5] fence grace in ms,
+-- ARGV[6] how long until the caller refreshes its entry at the latest, in ms (returned as the retry time)
+-- Returns the fencing token (> 0) when the caller holds the lock, else minus the time to its next refresh (< 0).
+-- A release hands the lock to the head of the queue (fair_release.lua); the head also takes a lock it finds
+-- free (its holder crashed, or the waiter it was handed to never confirmed), nobody else does while a live
+-- waiter queues before them. Entries not refreshed in time (their thread or JVM died) are dropped here and
+-- at release, so a dead waiter holds up the queue for at most its entry's life.
+local function token_from_clock()
+  -- as in acquire.lua: the server clock in microseconds, above the last token of this key
+  local now = redis.call('TIME')
+  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if token <= last then
+    token = last + 1
+  end
+  redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[5])
+  return token
+end
+
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs, 'LIMIT', 0, 100)
+for _, waiter in ipairs(stale) do
+  redis.call('ZREM', KEYS[3], waiter)
+  redis.call('ZREM', KEYS[4], waiter)
+end
+
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then
+  -- a release handed it to the caller (or the caller's earlier reply was lost): confirm it with the full lease
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+  local last = redis.call('GET', KEYS[2])
+  if last then
+    return tonumber(last)
+  end
+  return token_from_clock()
+end
+if not current then
+  local head = redis.call('ZRANGE', KEYS[3], 0, 0)
+  if #head == 0 or head[1] == ARGV[1] then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('ZREM', KEYS[4], ARGV[1])
+    return token_from_clock()
+  end
+end
+local refresh = tonumber(ARGV[6])
+if ARGV[3] == '1' then
+  if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+    local arrival = tonumber(now[1]) * 1000000 + tonumber(now[2])
+    local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+    if #last > 0 and tonumber(last[2]) >= arrival then
+      arrival = tonumber(last[2]) + 1
+    end
+    redis.call('ZADD', KEYS[3], arrival, ARGV[1])
+  end
+  local entryTtl = tonumber(ARGV[4])
+  redis.call('ZADD', KEYS[4], nowMs + entryTtl, ARGV[1])
+  -- the queue lives while any waiter refreshes it
+  redis.call('PEXPIRE', KEYS[3], entryTtl * 2)
+  redis.call('PEXPIRE', KEYS[4], entryTtl * 2)
+end
+return -refresh

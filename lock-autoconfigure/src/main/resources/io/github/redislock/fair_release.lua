@@ -1,0 +1,47 @@
+-- Releases a fair lock and hands it straight to the next live waiter in the queue; or withdraws a waiter that
+-- gave up, handing on the lock if it had been handed to that waiter meanwhile.
+-- KEYS[1] the lock, KEYS[2] the fencing counter, KEYS[3] the queue, KEYS[4] the waiters' expiries (see fair_acquire.lua)
+-- ARGV[1] owner id, ARGV[2] wake-up channel prefix, ARGV[3] the message telling a waiter it was handed the lock
+-- (prefix; the waiter id is appended), ARGV[4] how long the next waiter has to confirm the hand-over, in ms,
+-- ARGV[5] fence grace in ms, ARGV[6] 'leave' when the caller is a waiter giving up rather than the holder
+-- Returns 1 when released (or, for 'leave', withdrawn), 0 when the caller did not hold the lock (nothing changes),
+-- or the next holder's fencing token (a server-clock value, far above 1) when handed over.
+-- The next holder's lease is short until it confirms (fair_acquire.lua, on the wake-up this script publishes to
+-- its client): a waiter that died after its last refresh holds the lock for that long at most, then the key
+-- expires and, once the dead waiter's entry has gone stale too, the next waiter's refresh takes it.
+if ARGV[6] == 'leave' then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  if ARGV[6] == 'leave' then
+    return 1
+  end
+  return 0
+end
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs, 'LIMIT', 0, 100)
+for _, waiter in ipairs(stale) do
+  redis.call('ZREM', KEYS[3], waiter)
+  redis.call('ZREM', KEYS[4], waiter)
+end
+local head = redis.call('ZRANGE', KEYS[3], 0, 0)
+if #head == 0 then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+-- the next waiter stays at the head of the queue until it confirms: if it is slow rather than dead, its refreshes
+-- keep its place, and it takes the lock again should the hand-over expire first
+local nextOwner = head[1]
+redis.call('SET', KEYS[1], nextOwner, 'PX', ARGV[4])
+local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if token <= last then
+  token = last + 1
+end
+redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[5])
+-- a waiter id starts with its client's id, which names the client's wake-up channel
+local client = string.match(nextOwner, '^[^:]+')
+redis.call('PUBLISH', ARGV[2] .. client, ARGV[3] .. nextOwner)
+return token

@@ -1,0 +1,261 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import java.util.function.LongSupplier;
+
+import io.github.redislock.test.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The fair lock against a real redis-server: FIFO by arrival, hand-over in the release, dead waiters skipped. */
+class FairLockTest {
+
+    private static final LockOptions THIRTY_SECONDS = LockOptions.waitFor(Duration.ofSeconds(30));
+
+    static RedisServerProcess server;
+    static RedisClients clients;
+    static RedisLockTemplate first;
+    static RedisLockTemplate second;
+    static RedisLockTemplate third;
+    static StringRedisTemplate redis;
+
+    String key;
+    ExecutorService pool = Executors.newCachedThreadPool();
+
+    @BeforeAll
+    static void startRedis() {
+        server = RedisServerProcess.start();
+        clients = new RedisClients(server);
+        first = clients.lockTemplate();
+        second = clients.lockTemplate();
+        third = clients.lockTemplate();
+        redis = clients.redisTemplate();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        clients.close();
+        server.close();
+    }
+
+    @BeforeEach
+    void uniqueKey(TestInfo test) {
+        key = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void stopThreads() {
+        pool.shutdownNow();
+    }
+
+    @Test
+    void threadsOfThreeClientsGetTheLockInTheOrderTheirRequestsReachedRedisAndNeverOverlap() throws Exception {
+        List<RedisLockTemplate> templates = List.of(first, second, third);
+        String counter = "counter:" + key;
+        redis.opsForValue().set(counter, "0");
+        int waiters = 12;
+        int rounds = 5;
+        Random random = new Random(42);
+        List<Integer> acquired = Collections.synchronizedList(new ArrayList<>());
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        List<long[]> sections = Collections.synchronizedList(new ArrayList<>());
+        List<Integer> arrivals = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            LockHandle gate = first.acquireFair(key, LockOptions.tryOnce());
+            tokens.add(gate.fencingToken());
+            List<Integer> roundArrivals = new ArrayList<>();
+            for (int i = 0; i < waiters; i++) {
+                roundArrivals.add(i);
+            }
+            Collections.shuffle(roundArrivals, random);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int n = 0; n < waiters; n++) {
+                int waiter = roundArrivals.get(n);
+                RedisLockTemplate template = templates.get(waiter % templates.size());
+                futures.add(pool.submit(() -> {
+                    try (LockHandle handle = template.acquireFair(key, THIRTY_SECONDS)) {
+                        long enter = System.nanoTime();
+                        acquired.add(waiter);
+                        tokens.add(handle.fencingToken());
+                        long value = Long.parseLong(redis.opsForValue().get(counter));
+                        Thread.sleep(2); // widen the window a second holder would need
+                        redis.opsForValue().set(counter, Long.toString(value + 1));
+                        sections.add(new long[] {enter, System.nanoTime()});
+                    }
+                    return null;
+                }));
+                awaitQueueLength(n + 1);
+            }
+            arrivals.addAll(roundArrivals);
+            gate.release();
+            for (Future<?> future : futures) {
+                future.get(30, TimeUnit.SECONDS);
+            }
+        }
+        assertThat(acquired).hasSize(waiters * rounds).isEqualTo(arrivals);
+        assertThat(redis.opsForValue().get(counter)).isEqualTo(Integer.toString(waiters * rounds));
+        assertNoOverlap(sections);
+        assertStrictlyIncreasing(tokens);
+    }
+
+    @Test
+    void aReleaseHandsTheLockToTheNextWaiterItselfWithTheNextFencingToken() throws Exception {
+        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        CountDownLatch done = new CountDownLatch(1);
+        Future<Long> waiter = pool.submit(() -> {
+            try (LockHandle handle = second.acquireFair(key, THIRTY_SECONDS)) {
+                done.await(10, TimeUnit.SECONDS);
+                return handle.fencingToken();
+            }
+        });
+        awaitQueueLength(1);
+        held.release();
+        // read at once: no waiter could have polled in between, the release script itself set the next owner
+        String owner = redis.opsForValue().get("redis-lock:{" + key + "}");
+        long handedOverToken = Long.parseLong(redis.opsForValue().get("redis-lock:{" + key + "}:fence"));
+        assertThat(owner).startsWith(second.clientId() + ":");
+        done.countDown();
+        assertThat(waiter.get(1, TimeUnit.SECONDS)).isEqualTo(handedOverToken).isGreaterThan(held.fencingToken());
+        assertThat(redis.keys("redis-lock:{" + key + "}*")).doesNotContain("redis-lock:{" + key + "}");
+    }
+
+    @Test
+    void threeDeadWaitersAndOneThatGaveUpCostTheNextLiveWaiterWellUnderASecond() throws Exception {
+        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        RedisClients doomed = new RedisClients(server);
+        for (int i = 0; i < 3; i++) {
+            RedisLockTemplate dying = doomed.lockTemplate();
+            pool.submit(() -> dying.tryAcquireFair(key, LockOptions.waitFor(Duration.ofSeconds(3))));
+            awaitQueueLength(i + 1);
+        }
+        Future<Optional<LockHandle>> gaveUp = pool.submit(() -> second.tryAcquireFair(key,
+                LockOptions.waitFor(Duration.ofMillis(300))));
+        awaitQueueLength(4);
+        long[] acquiredAt = new long[1];
+        Future<?> live = pool.submit(() -> {
+            try (LockHandle handle = third.acquireFair(key, THIRTY_SECONDS)) {
+                acquiredAt[0] = System.nanoTime();
+            }
+            return null;
+        });
+        awaitQueueLength(5);
+        assertThat(gaveUp.get(5, TimeUnit.SECONDS)).isEmpty();
+        doomed.close(); // templates and connections gone at once: their waiting threads can no longer reach Redis
+        long releasedAt = System.nanoTime();
+        held.release();
+        live.get(5, TimeUnit.SECONDS);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt[0] - releasedAt)).isLessThan(1000);
+    }
+
+    @Test
+    void theHolderThreadTakesTheFairLockAgainAndKeepsItUntilItsLastUnlock() throws Exception {
+        Lock lock = first.fairLock(key);
+        Lock other = second.fairLock(key);
+        lock.lock();
+        assertThat(lock.tryLock(1, TimeUnit.SECONDS)).isTrue();
+        lock.unlock();
+        assertThat(other.tryLock()).isFalse();
+        assertThatThrownBy(() -> pool.submit(lock::unlock).get()).hasCauseInstanceOf(IllegalMonitorStateException.class);
+        lock.unlock();
+        assertThat(other.tryLock()).isTrue();
+        other.unlock();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    @Test
+    void aFairLockAndTheExclusiveLockOfTheSameKeyExcludeEachOther() throws Exception {
+        try (LockHandle fair = first.acquireFair(key, LockOptions.tryOnce())) {
+            assertThat(second.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+        }
+        try (LockHandle exclusive = first.acquire(key, LockOptions.tryOnce())) {
+            assertThat(second.tryAcquireFair(key, LockOptions.tryOnce())).isEmpty();
+        }
+    }
+
+    @Test
+    void theWatchdogKeepsAFairLockPastItsLeaseAndACrashedHoldersLeaseFreesIt() throws Exception {
+        RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(1)));
+        try (LockHandle renewed = shortLease.acquireFair(key, LockOptions.tryOnce())) {
+            Thread.sleep(2500);
+            assertThat(renewed.isHeld()).isTrue();
+            assertThat(second.tryAcquireFair(key, LockOptions.tryOnce())).isEmpty();
+        }
+        RedisClients crashing = new RedisClients(server);
+        crashing.lockTemplate().acquireFair(key, LockOptions.tryOnce().withLease(Duration.ofMillis(500)));
+        crashing.close(); // never released
+        try (LockHandle next = second.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(5)))) {
+            assertThat(next.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void tryLockDoesNotOvertakeAQueuedWaiterAndAWaiterThatTimesOutLeavesNoEntry() throws Exception {
+        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        Future<?> waiter = pool.submit(() -> {
+            second.acquireFair(key, THIRTY_SECONDS).release();
+            return null;
+        });
+        awaitQueueLength(1);
+        assertThat(third.tryAcquireFair(key, LockOptions.waitFor(Duration.ofMillis(200)))).isEmpty();
+        assertThat(queueLength()).isEqualTo(1);
+        held.release();
+        waiter.get(5, TimeUnit.SECONDS);
+        assertThat(third.fairLock(key).tryLock()).isTrue();
+        third.fairLock(key).unlock();
+        assertThat(redis.hasKey("redis-lock:{" + key + "}")).isFalse();
+    }
+
+    private long queueLength() {
+        Long size = redis.opsForZSet().zCard("redis-lock:{" + key + "}:queue");
+        return size == null ? 0 : size;
+    }
+
+    private void awaitQueueLength(long expected) throws InterruptedException {
+        awaitUntil(() -> queueLength() == expected ? 1 : 0, "queue length " + expected);
+    }
+
+    private static void awaitUntil(LongSupplier condition, String what) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (condition.getAsLong() == 0) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    static void assertNoOverlap(List<long[]> sections) {
+        List<long[]> sorted = new ArrayList<>(sections);
+        sorted.sort(Comparator.comparingLong(s -> s[0]));
+        for (int i = 1; i < sorted.size(); i++) {
+            assertThat(sorted.get(i)[0]).as("section %d entered before section %d exited", i, i - 1)
+                    .isGreaterThan(sorted.get(i - 1)[1]);
+        }
+    }
+
+    static void assertStrictlyIncreasing(List<Long> tokens) {
+        for (int i = 1; i < tokens.size(); i++) {
+            assertThat(tokens.get(i)).as("token %d", i).isGreaterThan(tokens.get(i - 1));
+        }
+    }
+}
