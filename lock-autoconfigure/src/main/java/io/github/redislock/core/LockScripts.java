@@ -149,7 +149,7 @@ final class LockScripts {
         return List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
     }
 
-    private static RedisScript<Long> load(String name) {
+    static RedisScript<Long> load(String name) {
         ClassPathResource resource = new ClassPathResource("io/github/redislock/" + name + ".lua");
         try {
             return RedisScript.of(StreamUtils.copyToString(resource.getInputStream(), StandardCharsets.UTF_8), Long.class);

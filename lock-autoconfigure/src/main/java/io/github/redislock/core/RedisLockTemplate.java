@@ -32,6 +32,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final WakeupSubscriber subscriber;
     private final Watchdog watchdog;
     private final ExclusiveLock exclusive;
+    private final SemaphorePermits semaphores;
     private final RedisLockDiagnostics diagnostics;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -52,6 +53,8 @@ public final class RedisLockTemplate implements AutoCloseable {
         this.watchdog = new Watchdog(scripts, config.watchdogLease(), locks.all());
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
+        this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), locks, new WaitLoop(subscriber), watchdog,
+                cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(locks, subscriber);
     }
 
@@ -133,6 +136,21 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public Lock lock(String key) {
         return new RedisReentrantLock(exclusive, locks, validateKey(key));
+    }
+
+    /**
+     * A counting semaphore on the key: at most {@code permits} held at once across clients (changeable at run time
+     * with {@link RedisSemaphore#setPermits}), each acquisition leased and watchdog-renewed like a lock, so a crashed
+     * holder's permits come back when its lease ends. A semaphore and a lock on the same key are independent.
+     *
+     * @param permits the limit stored in Redis by the first acquisition, when none is stored there yet; at least 1
+     * @throws IllegalArgumentException for a bad key or fewer than 1 permit
+     */
+    public RedisSemaphore semaphore(String key, int permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
+        }
+        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime());
     }
 
     /**
