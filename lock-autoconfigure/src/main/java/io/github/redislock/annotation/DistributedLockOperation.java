@@ -23,9 +23,16 @@ final class DistributedLockOperation {
     final OnFailure onFailure;
     /** The index of the {@link FencingToken} parameter, or -1. */
     final int fencingTokenParameter;
+    /** A semaphore's permit limit, one permit per call; 0 for a lock. */
+    final int permits;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
             OnFailure onFailure, int fencingTokenParameter) {
+        this(method, description, name, keys, options, onFailure, fencingTokenParameter, 0);
+    }
+
+    DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
+            OnFailure onFailure, int fencingTokenParameter, int permits) {
         this.method = method;
         this.description = description;
         this.name = name;
@@ -33,6 +40,7 @@ final class DistributedLockOperation {
         this.options = options;
         this.onFailure = onFailure;
         this.fencingTokenParameter = fencingTokenParameter;
+        this.permits = permits;
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */

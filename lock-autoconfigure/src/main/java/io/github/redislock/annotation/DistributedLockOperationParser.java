@@ -34,6 +34,7 @@ final class DistributedLockOperationParser {
     DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
             String resolvedLease) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
+        checkPermits(lock, where);
         if (lock.type() != LockType.EXCLUSIVE) {
             throw new IllegalStateException(where + ": type = " + lock.type()
                     + " is not available in this version; use LockType.EXCLUSIVE");
@@ -93,7 +94,27 @@ final class DistributedLockOperationParser {
                 throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
             }
         }
-        return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing);
+        return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
+                lock.permits());
+    }
+
+    /** A semaphore ({@code permits} of 1 or more) takes one key and no lock type: refuses anything else. */
+    private static void checkPermits(DistributedLock lock, String where) {
+        if (lock.permits() == 0) {
+            return;
+        }
+        if (lock.permits() < 0) {
+            throw new IllegalStateException(where + ": permits = " + lock.permits() + " must be 1 or more for a semaphore, "
+                    + "or 0 (the default) for a lock");
+        }
+        if (lock.type() != LockType.EXCLUSIVE) {
+            throw new IllegalStateException(where + ": permits = " + lock.permits() + " makes it a semaphore, which cannot "
+                    + "be combined with type = " + lock.type() + "; remove one of them");
+        }
+        if (lock.key().length > 1) {
+            throw new IllegalStateException(where + ": permits = " + lock.permits() + " makes it a semaphore, which takes "
+                    + "a single key, but there are " + lock.key().length);
+        }
     }
 
     /** Whether the type is (or extends) Reactive Streams' Publisher, without needing it on the classpath. */
