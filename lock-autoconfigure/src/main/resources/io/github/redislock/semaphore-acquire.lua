@@ -47,16 +47,13 @@ end
 keep_for(KEYS[3], math.max(lease, tonumber(ARGV[5])))
 
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  -- our own earlier attempt succeeded but its reply was lost: keep it
+  -- our own earlier attempt succeeded but its reply was lost: keep it, with a new token (unlike acquire.lua's
+  -- lock, other holders took tokens meanwhile, so the counter's last one may be theirs; the lost one reached nobody)
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[1])
   keep_for(KEYS[1], lease)
   keep_for(KEYS[2], lease)
   redis.call('ZREM', KEYS[5], ARGV[6])
   redis.call('ZREM', KEYS[6], ARGV[6])
-  local last = redis.call('GET', KEYS[4])
-  if last then
-    return tonumber(last)
-  end
   return token_from_clock()
 end
 

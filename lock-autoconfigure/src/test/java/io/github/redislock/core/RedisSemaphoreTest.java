@@ -360,6 +360,37 @@ class RedisSemaphoreTest {
     }
 
     @Test
+    void permitsTheWatchdogFindsGoneAreReportedLostToListenersAndAtRelease() throws Exception {
+        RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(600)));
+        List<String> told = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch lost = new CountDownLatch(1);
+        shortLease.addLockLostListener((lock, reason) -> {
+            told.add(lock.key() + " " + lock.fencingToken() + " " + reason);
+            lost.countDown();
+        });
+        PermitHandle permit = shortLease.semaphore(key, 2).acquire(LockOptions.tryOnce());
+        redis.delete("redis-lock:{" + key + "}:semaphore:holders"); // Redis lost them (a restart without data, say)
+        assertThat(lost.await(5, TimeUnit.SECONDS)).as("a listener was told").isTrue();
+        assertThat(told).singleElement().asString().startsWith(key + " " + permit.fencingToken())
+                .contains("permits gone from Redis");
+        assertThat(permit.isHeld()).isFalse();
+        assertThatThrownBy(permit::release).isInstanceOf(LockLostException.class).hasMessageContaining(key);
+    }
+
+    @Test
+    void anAcquisitionRetriedAfterItsReplyWasLostGetsATokenAboveOtherHoldersTokens() {
+        SemaphoreScripts scripts = new SemaphoreScripts(redis, new RedisLockKeys(RedisLockConfig.DEFAULT_KEY_PREFIX));
+        long lostReply = scripts.acquire(key, "client:1:1", 1, 30_000, 3, "client:1:1", 0, false).token();
+        long other = scripts.acquire(key, "client:2:2", 1, 30_000, 3, "client:2:2", 0, false).token();
+        long retried = scripts.acquire(key, "client:1:1", 1, 30_000, 3, "client:1:1", 0, false).token();
+        assertThat(other).isGreaterThan(lostReply);
+        assertThat(retried).as("not the counter's last token, which is the other holder's").isGreaterThan(other);
+        assertThat(scripts.available(key, 3)).as("the retry took no second permit").isEqualTo(1);
+        scripts.release(key, "client:1:1", "unused");
+        scripts.release(key, "client:2:2", "unused");
+    }
+
+    @Test
     void badArgumentsAreRefused() {
         assertThatIllegalArgumentException().isThrownBy(() -> first.semaphore(key, 0)).withMessageContaining("at least 1");
         assertThatIllegalArgumentException().isThrownBy(() -> first.semaphore(" ", 1)).withMessageContaining("blank");
