@@ -69,4 +69,13 @@ public @interface DistributedLock {
 
     /** What to do when the lock is not acquired within the wait time. */
     OnFailure onFailure() default OnFailure.THROW;
+
+    /**
+     * {@code 0} (the default): a lock. {@code 1} or more: a semaphore on the key instead, admitting that many calls
+     * at once across the application's instances, one permit per call (see
+     * {@code RedisLockTemplate.semaphore(key, permits)}: leased and watchdog-renewed like a lock, fenced, reentrant
+     * per thread; the limit is the one stored in Redis, which {@code setPermits} changes at run time). Needs a
+     * single key and the default {@code type}.
+     */
+    int permits() default 0;
 }

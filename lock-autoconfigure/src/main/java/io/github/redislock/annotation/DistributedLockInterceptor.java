@@ -1,11 +1,14 @@
 package io.github.redislock.annotation;
 
+import java.util.Map;
 import java.util.Optional;
 import java.util.SortedSet;
 import java.util.function.Supplier;
 
 import io.github.redislock.core.LockMode;
 import io.github.redislock.core.MultiLockHandle;
+import io.github.redislock.core.PermitHandle;
+import io.github.redislock.core.RedisSemaphore;
 import io.github.redislock.core.RedisLockTemplate;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -46,6 +49,9 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         }
         Object[] args = invocation.getArguments();
         SortedSet<String> keys = keyResolver.keys(operation, args, targetClass);
+        if (operation.permits > 0) {
+            return invokeWithPermit(invocation, operation, keys.first(), args);
+        }
         MultiLockHandle locks;
         if (operation.type == LockType.FAIR) {
             Optional<MultiLockHandle> taken = FairLockCall.acquire(template.get(), keys.first(), operation.options,
@@ -98,6 +104,55 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             case WRITE -> template.get().tryAcquireAll(keys, operation.options, LockMode.WRITE);
             default -> template.get().tryAcquireAll(keys, operation.options);
         };
+    }
+
+    /** Runs the call holding one permit of the key's semaphore, as {@link #invoke} runs it holding locks. */
+    private Object invokeWithPermit(MethodInvocation invocation, DistributedLockOperation operation, String key,
+            Object[] args) throws Throwable {
+        RedisSemaphore semaphore = template.get().semaphore(key, operation.permits);
+        PermitHandle permit;
+        if (operation.onFailure == OnFailure.SKIP) {
+            Optional<PermitHandle> taken = semaphore.tryAcquire(operation.options);
+            if (taken.isEmpty()) {
+                return SkippedResults.forReturnType(operation.method.getReturnType());
+            }
+            permit = taken.get();
+        } else {
+            permit = semaphore.acquire(operation.options);
+        }
+        if (operation.fencingTokenParameter >= 0) {
+            args[operation.fencingTokenParameter] = permit.fencingToken();
+            if (invocation instanceof ProxyMethodInvocation proxyInvocation) {
+                proxyInvocation.setArguments(args);
+            }
+        }
+        Object result;
+        LockContext.push(Map.of(key, permit.fencingToken()));
+        try {
+            result = invocation.proceed();
+        } catch (Throwable failure) {
+            LockContext.pop();
+            release(operation, permit::release, key, failure);
+            throw failure;
+        }
+        LockContext.pop();
+        release(operation, permit::release, key, null);
+        return result;
+    }
+
+    /** Releases a permit now, or once the surrounding transaction completes; a failure is added to {@code failure}. */
+    private static void release(DistributedLockOperation operation, Runnable release, String key, Throwable failure) {
+        if (TRANSACTIONS_PRESENT && TransactionalRelease.deferToOuterTransaction(release, operation.description + " [" + key + "]")) {
+            return;
+        }
+        try {
+            release.run();
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                throw e;
+            }
+            failure.addSuppressed(e);
+        }
     }
 
     /** Releases now, or once the surrounding transaction completes; a release failure is added to {@code failure}. */

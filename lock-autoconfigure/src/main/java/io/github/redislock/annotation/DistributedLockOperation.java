@@ -25,9 +25,11 @@ final class DistributedLockOperation {
     final int fencingTokenParameter;
     /** The kind of lock the method takes. */
     final LockType type;
+    /** A semaphore's permit limit, one permit per call; 0 for a lock. */
+    final int permits;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
-            OnFailure onFailure, int fencingTokenParameter, LockType type) {
+            OnFailure onFailure, int fencingTokenParameter, LockType type, int permits) {
         this.method = method;
         this.description = description;
         this.name = name;
@@ -36,6 +38,7 @@ final class DistributedLockOperation {
         this.onFailure = onFailure;
         this.fencingTokenParameter = fencingTokenParameter;
         this.type = type;
+        this.permits = permits;
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */

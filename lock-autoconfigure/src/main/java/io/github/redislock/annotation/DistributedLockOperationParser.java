@@ -34,6 +34,7 @@ final class DistributedLockOperationParser {
     DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
             String resolvedLease) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
+        checkPermits(lock, where);
         Duration wait;
         Duration lease;
         try {
@@ -94,7 +95,26 @@ final class DistributedLockOperationParser {
             }
         }
         return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
-                lock.type());
+                lock.type(), lock.permits());
+    }
+
+    /** A semaphore ({@code permits} of 1 or more) takes one key and no lock type: refuses anything else. */
+    private static void checkPermits(DistributedLock lock, String where) {
+        if (lock.permits() == 0) {
+            return;
+        }
+        if (lock.permits() < 0) {
+            throw new IllegalStateException(where + ": permits = " + lock.permits() + " must be 1 or more for a semaphore, "
+                    + "or 0 (the default) for a lock");
+        }
+        if (lock.type() != LockType.EXCLUSIVE) {
+            throw new IllegalStateException(where + ": permits = " + lock.permits() + " makes it a semaphore, which cannot "
+                    + "be combined with type = " + lock.type() + "; remove one of them");
+        }
+        if (lock.key().length > 1) {
+            throw new IllegalStateException(where + ": permits = " + lock.permits() + " makes it a semaphore, which takes "
+                    + "a single key, but there are " + lock.key().length);
+        }
     }
 
     /** Whether the type is (or extends) Reactive Streams' Publisher, without needing it on the classpath. */

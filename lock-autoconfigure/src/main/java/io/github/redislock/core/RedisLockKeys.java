@@ -91,6 +91,36 @@ final class RedisLockKeys {
         return lock(key) + ":queue:expiry";
     }
 
+    /** A semaphore's holders by the end of their leases (zset); with the other semaphore keys under the lock's tag. */
+    String semaphoreHolders(String key) {
+        return lock(key) + ":semaphore:holders";
+    }
+
+    /** The permits each holder of a semaphore holds (hash). */
+    String semaphorePermits(String key) {
+        return lock(key) + ":semaphore:permits";
+    }
+
+    /** A semaphore's current permit limit. */
+    String semaphoreLimit(String key) {
+        return lock(key) + ":semaphore:limit";
+    }
+
+    /** A semaphore's fencing counter. */
+    String semaphoreFence(String key) {
+        return lock(key) + ":semaphore:fence";
+    }
+
+    /** Threads waiting for a semaphore's permits, by arrival (zset). */
+    String semaphoreWaiters(String key) {
+        return lock(key) + ":semaphore:waiters";
+    }
+
+    /** Threads waiting for a semaphore's permits, by when their entry goes stale (zset). */
+    String semaphoreWaiterExpiries(String key) {
+        return lock(key) + ":semaphore:waiters:expiry";
+    }
+
     String wakeChannelPrefix() {
         return prefix + ":wake:";
     }

@@ -36,6 +36,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final ReadWriteLocks readWrite;
     private final FairLocks fairLocks = new FairLocks();
     private final FairLock fair;
+    private final SemaphorePermits semaphores;
     private final RedisLockDiagnostics diagnostics;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -59,6 +60,8 @@ public final class RedisLockTemplate implements AutoCloseable {
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
         this.fair = new FairLock(new FairLockScripts(redis, keys), fairLocks, new WaitLoop(subscriber), cleanup, clientId,
                 config.watchdogLease());
+        this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), locks, new WaitLoop(subscriber), watchdog,
+                cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(locks, subscriber);
     }
 
@@ -205,6 +208,21 @@ public final class RedisLockTemplate implements AutoCloseable {
     public Optional<LockHandle> tryAcquireFair(String key, LockOptions options) {
         Duration wait = waitTime(options);
         return fair.tryAcquire(validateKey(key), wait, options.leaseTime());
+    }
+
+    /**
+     * A counting semaphore on the key: at most {@code permits} held at once across clients (changeable at run time
+     * with {@link RedisSemaphore#setPermits}), each acquisition leased and watchdog-renewed like a lock, so a crashed
+     * holder's permits come back when its lease ends. A semaphore and a lock on the same key are independent.
+     *
+     * @param permits the limit stored in Redis by the first acquisition, when none is stored there yet; at least 1
+     * @throws IllegalArgumentException for a bad key or fewer than 1 permit
+     */
+    public RedisSemaphore semaphore(String key, int permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
+        }
+        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime());
     }
 
     /**

@@ -1,0 +1,105 @@
+package io.github.redislock.core;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.github.redislock.core.LockScripts.AcquireReply;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The semaphore's Redis calls, typed as {@link LockScripts} types the exclusive lock's: the {@code semaphore-*.lua}
+ * scripts, each touching only the semaphore's own keys (one hash tag, so one slot).
+ */
+final class SemaphoreScripts {
+
+    static final RedisScript<Long> ACQUIRE = LockScripts.load("semaphore-acquire");
+    static final RedisScript<Long> RELEASE = LockScripts.load("semaphore-release");
+    static final RedisScript<Long> RENEW = LockScripts.load("semaphore-renew");
+    static final RedisScript<Long> PERMITS = LockScripts.load("semaphore-permits");
+
+    /**
+     * How long a semaphore's permit limit stays in Redis after its last use: a limit changed with
+     * {@link RedisSemaphore#setPermits} outlives quiet spells, yet a semaphore no longer used leaves nothing behind.
+     */
+    static final Duration LIMIT_RETENTION = Duration.ofDays(1);
+    private static final String RETENTION = Long.toString(LIMIT_RETENTION.toMillis());
+    private static final String FENCE_GRACE = Long.toString(LockScripts.FENCE_GRACE_MILLIS);
+    /**
+     * Waiting threads a release wakes (one message per client): a release may free permits for several, and
+     * a woken thread that needs more than is free waits on.
+     */
+    private static final String THREADS_WOKEN_PER_RELEASE = "16";
+
+    private final StringRedisTemplate redis;
+    private final RedisLockKeys keys;
+
+    SemaphoreScripts(StringRedisTemplate redis, RedisLockKeys keys) {
+        this.redis = redis;
+        this.keys = keys;
+    }
+
+    /**
+     * Takes {@code permits} for {@code holder}, or registers {@code waiter} as waiting for permits.
+     *
+     * @param initialLimit the limit to store when Redis has none for this semaphore
+     * @param sleepMillis how long the caller will sleep at most before asking again (0: it will not wait)
+     * @param registered whether an earlier attempt may have registered {@code waiter} (withdrawn on success)
+     */
+    AcquireReply acquire(String key, String holder, int permits, long leaseMillis, int initialLimit, String waiter,
+            long sleepMillis, boolean registered) {
+        return AcquireReply.of(redis.execute(ACQUIRE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+                keys.semaphoreLimit(key), keys.semaphoreFence(key), keys.semaphoreWaiters(key),
+                keys.semaphoreWaiterExpiries(key)), holder, Integer.toString(permits), Long.toString(leaseMillis),
+                Integer.toString(initialLimit), RETENTION, waiter, Long.toString(sleepMillis), FENCE_GRACE,
+                registered ? "1" : "0"));
+    }
+
+    /**
+     * Returns {@code holder}'s permits and wakes the threads waiting longest.
+     *
+     * @param wakeName what the woken clients' {@link LocalLocks} know the semaphore's waiters by
+     * @return whether {@code holder} still had them (its lease had not ended)
+     */
+    boolean release(String key, String holder, String wakeName) {
+        return isOne(redis.execute(RELEASE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+                keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), holder, keys.wakeChannelPrefix(),
+                wakeName, THREADS_WOKEN_PER_RELEASE));
+    }
+
+    /**
+     * Extends {@code holder}'s lease to at least {@code leaseMillis}, never shortening it.
+     *
+     * @return whether {@code holder} still has its permits
+     */
+    boolean renew(String key, String holder, long leaseMillis) {
+        return isOne(redis.execute(RENEW, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+                keys.semaphoreLimit(key)), holder, Long.toString(leaseMillis), RETENTION));
+    }
+
+    /** The permits free now; {@code initialLimit} counts as the limit when Redis has none stored. */
+    int available(String key, int initialLimit) {
+        return permits(key, "available", initialLimit, "");
+    }
+
+    /** Stores a new limit, keeping every holder's permits, and wakes the waiters; returns the permits free now. */
+    int setLimit(String key, int limit, String wakeName) {
+        return permits(key, "set", limit, wakeName);
+    }
+
+    /** Withdraws {@code waiter} from the threads waiting for permits. */
+    void leave(String key, String waiter) {
+        redis.execute(LockScripts.LEAVE, List.of(keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), waiter);
+    }
+
+    private int permits(String key, String mode, int limit, String wakeName) {
+        Long free = redis.execute(PERMITS, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+                keys.semaphoreLimit(key), keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), mode,
+                Integer.toString(limit), RETENTION, keys.wakeChannelPrefix(), wakeName, THREADS_WOKEN_PER_RELEASE);
+        return free == null ? 0 : free.intValue();
+    }
+
+    private static boolean isOne(Long reply) {
+        return reply != null && reply == 1;
+    }
+}

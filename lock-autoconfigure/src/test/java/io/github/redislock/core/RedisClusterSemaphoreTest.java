@@ -1,0 +1,102 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.RedisClusterProcesses;
+import io.github.redislock.test.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The semaphore on a three-master Redis Cluster: each semaphore's keys share a slot, semaphores spread over slots. */
+class RedisClusterSemaphoreTest {
+
+    static RedisClusterProcesses cluster;
+    static List<JedisConnectionFactory> factories = new ArrayList<>();
+    static RedisLockTemplate first;
+    static RedisLockTemplate second;
+    static StringRedisTemplate redis;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisClusterProcesses.start(3);
+        first = new RedisLockTemplate(template());
+        second = new RedisLockTemplate(template());
+        redis = template();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        first.close();
+        second.close();
+        factories.forEach(JedisConnectionFactory::destroy);
+        cluster.close();
+    }
+
+    static StringRedisTemplate template() {
+        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()));
+        factory.afterPropertiesSet();
+        factory.start();
+        factories.add(factory);
+        return new StringRedisTemplate(factory);
+    }
+
+    @Test
+    void semaphoresInEverySlotRangeAdmitTheirLimitRaiseItAndReturnPermits() {
+        Set<String> mastersUsed = new HashSet<>();
+        for (int i = 0; i < 30; i++) {
+            String key = "pool:" + i;
+            RedisSemaphore semaphore = first.semaphore(key, 2);
+            try (PermitHandle a = semaphore.acquire(LockOptions.tryOnce());
+                    PermitHandle b = second.semaphore(key, 2).acquire(LockOptions.tryOnce())) {
+                assertThat(b.fencingToken()).isGreaterThan(a.fencingToken());
+                assertThat(semaphore.availablePermits()).isZero();
+                semaphore.setPermits(3);
+                assertThat(semaphore.availablePermits()).isEqualTo(1);
+                mastersUsed.add(masterOf("redis-lock:{" + key + "}:semaphore:holders"));
+            }
+            assertThat(second.semaphore(key, 2).availablePermits()).isEqualTo(3);
+        }
+        assertThat(mastersUsed).hasSize(3);
+    }
+
+    @Test
+    void aWaiterIsWokenByAReleaseOnTheCluster() throws Exception {
+        PermitHandle held = first.semaphore("wake", 1).acquire(LockOptions.tryOnce());
+        long[] acquiredAt = new long[1];
+        Thread waiter = new Thread(() -> {
+            try (PermitHandle permit = second.semaphore("wake", 1).acquire(LockOptions.waitFor(Duration.ofSeconds(20)))) {
+                acquiredAt[0] = System.nanoTime();
+            }
+        });
+        waiter.start();
+        Thread.sleep(300);
+        long releasedAt = System.nanoTime();
+        held.release();
+        waiter.join(20_000);
+        assertThat(acquiredAt[0]).isPositive();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt[0] - releasedAt)).as("woken, not re-checked after 5 s")
+                .isLessThan(2000);
+    }
+
+    /** The master holding {@code key} now. */
+    private static String masterOf(String key) {
+        String slot = cluster.masters().get(0).command("CLUSTER", "KEYSLOT", key);
+        for (RedisServerProcess master : cluster.masters()) {
+            if (!master.command("CLUSTER", "COUNTKEYSINSLOT", slot).equals("0")) {
+                return master.host() + ":" + master.port();
+            }
+        }
+        throw new AssertionError("no master holds " + key);
+    }
+}
