@@ -10,7 +10,7 @@ import javax.sql.DataSource;
 
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -40,18 +40,14 @@ import org.springframework.transaction.support.TransactionTemplate;
  * rollback, on the thread that took it; also when the transaction advisor was ordered outside the lock.
  */
 @ExtendWith(OutputCaptureExtension.class)
+@WithRedis
 class DeferredReleaseTest {
 
     static RedisServerProcess server;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     private ApplicationContextRunner runner(Class<?> database) {

@@ -27,7 +27,7 @@ import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.Parameter;
@@ -53,6 +53,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  */
 @ParameterizedClass(name = "{0}")
 @ValueSource(strings = {"jedis", "lettuce"})
+@WithRedis
 class DistributedLockBehaviourTest {
 
     static RedisServerProcess server;
@@ -61,13 +62,8 @@ class DistributedLockBehaviourTest {
     String clientType;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     private ApplicationContextRunner runner() {

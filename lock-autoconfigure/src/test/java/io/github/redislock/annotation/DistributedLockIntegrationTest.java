@@ -21,7 +21,7 @@ import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -40,6 +40,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 /** Every annotation behaviour on a real redis-server, once with Jedis and once with Lettuce. */
 @ParameterizedClass(name = "{0}")
 @ValueSource(strings = {"jedis", "lettuce"})
+@WithRedis
 class DistributedLockIntegrationTest {
 
     static RedisServerProcess server;
@@ -48,13 +49,8 @@ class DistributedLockIntegrationTest {
     String clientType;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     private void run(Consumer<AssertableApplicationContext> test) {

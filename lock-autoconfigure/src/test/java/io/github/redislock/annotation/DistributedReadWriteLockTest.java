@@ -16,7 +16,7 @@ import java.util.function.Consumer;
 
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -26,18 +26,14 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** {@code type = READ} and {@code type = WRITE} through the annotation, in two applications on a real redis-server. */
+@WithRedis
 class DistributedReadWriteLockTest {
 
     static RedisServerProcess server;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     private void run(Consumer<AssertableApplicationContext> test) {

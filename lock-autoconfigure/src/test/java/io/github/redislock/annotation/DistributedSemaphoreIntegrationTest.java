@@ -18,7 +18,7 @@ import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.PermitHandle;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -28,18 +28,14 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** {@code @DistributedLock(permits = N)}: a semaphore per key, through the annotation, on a real redis-server. */
+@WithRedis
 class DistributedSemaphoreIntegrationTest {
 
     static RedisServerProcess server;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     /** Runs {@code test} with two applications on the same Redis, as two instances of one service. */

@@ -17,7 +17,7 @@ import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -27,18 +27,14 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** {@code type = FAIR} through the annotation, on a real redis-server: two applications served in arrival order. */
+@WithRedis
 class FairDistributedLockTest {
 
     static RedisServerProcess server;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     /** A ticket counter served first come, first served. */

@@ -14,7 +14,7 @@ import javax.sql.DataSource;
 
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -39,18 +39,14 @@ import org.springframework.transaction.annotation.Transactional;
  * The exact order of what reaches Redis and the database: the lock is taken before the transaction
  * begins and released after it commits or rolls back. Recorded at the wire, not inferred.
  */
+@WithRedis
 class LockTransactionOrderTest {
 
     static RedisServerProcess server;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()

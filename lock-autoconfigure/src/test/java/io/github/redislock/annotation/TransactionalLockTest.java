@@ -14,7 +14,7 @@ import javax.sql.DataSource;
 
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
-import org.junit.jupiter.api.AfterAll;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
@@ -36,18 +36,14 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /** The lock outlives the transaction: held until commit or rollback, on a real H2 database and a real Redis. */
+@WithRedis
 class TransactionalLockTest {
 
     static RedisServerProcess server;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
+    static void useRedis(RedisServerProcess started) {
+        server = started;
     }
 
     private ApplicationContextRunner runner(String database) {

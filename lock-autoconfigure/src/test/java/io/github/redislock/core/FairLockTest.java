@@ -19,6 +19,7 @@ import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
 
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The fair lock against a real redis-server: FIFO by arrival, hand-over in the release, dead waiters skipped. */
+@WithRedis
 class FairLockTest {
 
     private static final LockOptions THIRTY_SECONDS = LockOptions.waitFor(Duration.ofSeconds(30));
@@ -43,8 +45,8 @@ class FairLockTest {
     ExecutorService pool = Executors.newCachedThreadPool();
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
+    static void connect(RedisServerProcess started) {
+        server = started;
         clients = new RedisClients(server);
         first = clients.lockTemplate();
         second = clients.lockTemplate();
@@ -53,9 +55,8 @@ class FairLockTest {
     }
 
     @AfterAll
-    static void stopRedis() {
+    static void disconnect() {
         clients.close();
-        server.close();
     }
 
     @BeforeEach

@@ -2,36 +2,69 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.function.Function;
 
+import io.github.redislock.test.RedisClusterProcesses;
+import io.github.redislock.test.RedisSentinelProcesses;
 import io.github.redislock.test.RedisServerProcess;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** Clients (connection factory + template + lock template) on a test Redis, closed together. */
+/**
+ * Clients (connection factory + template + lock template) on a test Redis, a Redis Cluster or a Redis
+ * Sentinel deployment, closed together.
+ */
 final class RedisClients implements AutoCloseable {
 
     private final RedisServerProcess server;
+    private final Duration connectTimeout;
+    private final Duration readTimeout;
+    private final Function<JedisClientConfiguration, JedisConnectionFactory> jedis;
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     RedisClients(RedisServerProcess server) {
+        this(server, Duration.ofMillis(500), Duration.ofSeconds(1),
+                client -> new JedisConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port()), client));
+    }
+
+    /** Jedis's default two-second timeouts, which the cluster tests were written against. */
+    RedisClients(RedisClusterProcesses cluster) {
+        this(null, Duration.ofSeconds(2), Duration.ofSeconds(2),
+                client -> new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()), client));
+    }
+
+    /** Through the sentinels to whichever server is master now. */
+    RedisClients(RedisSentinelProcesses sentinel) {
+        this(null, Duration.ofMillis(500), Duration.ofSeconds(1),
+                client -> new JedisConnectionFactory(new RedisSentinelConfiguration(RedisSentinelProcesses.MASTER_NAME,
+                        new HashSet<>(sentinel.sentinelNodes())), client));
+    }
+
+    private RedisClients(RedisServerProcess server, Duration connectTimeout, Duration readTimeout,
+            Function<JedisClientConfiguration, JedisConnectionFactory> jedis) {
         this.server = server;
+        this.connectTimeout = connectTimeout;
+        this.readTimeout = readTimeout;
+        this.jedis = jedis;
     }
 
     StringRedisTemplate redisTemplate() {
-        return redisTemplate(Duration.ofSeconds(1));
+        return redisTemplate(readTimeout);
     }
 
     /** Jedis with the given read timeout: a request not answered within it fails, though Redis may still run it. */
     StringRedisTemplate redisTemplate(Duration readTimeout) {
         JedisClientConfiguration client = JedisClientConfiguration.builder()
-                .connectTimeout(Duration.ofMillis(500)).readTimeout(readTimeout)
+                .connectTimeout(connectTimeout).readTimeout(readTimeout)
                 .usePooling().build();
-        JedisConnectionFactory factory = new JedisConnectionFactory(
-                new RedisStandaloneConfiguration(server.host(), server.port()), client);
+        JedisConnectionFactory factory = jedis.apply(client);
         factory.getPoolConfig().setMaxTotal(64);
         factory.afterPropertiesSet();
         factory.start();
@@ -41,6 +74,9 @@ final class RedisClients implements AutoCloseable {
 
     /** Lettuce, Spring Boot's default driver: it abandons a call when the calling thread is interrupted. */
     StringRedisTemplate lettuceRedisTemplate() {
+        if (server == null) {
+            throw new UnsupportedOperationException("Lettuce clients are made for a single server only");
+        }
         LettuceConnectionFactory factory = new LettuceConnectionFactory(
                 new RedisStandaloneConfiguration(server.host(), server.port()));
         factory.afterPropertiesSet();

@@ -14,46 +14,36 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedisCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.data.redis.connection.RedisClusterConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The same engine on a three-master Redis Cluster: keys of one lock share a slot, locks spread over slots. */
+@WithRedisCluster
 class RedisClusterLockTest {
 
     static RedisClusterProcesses cluster;
-    static List<JedisConnectionFactory> factories = new ArrayList<>();
+    static RedisClients clients;
     static RedisLockTemplate first;
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
 
     @BeforeAll
-    static void startCluster() {
-        cluster = RedisClusterProcesses.start(3);
-        first = new RedisLockTemplate(template());
-        second = new RedisLockTemplate(template());
-        redis = template();
+    static void connect(RedisClusterProcesses started) {
+        cluster = started;
+        clients = new RedisClients(cluster);
+        first = clients.lockTemplate();
+        second = clients.lockTemplate();
+        redis = clients.redisTemplate();
     }
 
     @AfterAll
-    static void stopCluster() {
-        first.close();
-        second.close();
-        factories.forEach(JedisConnectionFactory::destroy);
-        cluster.close();
-    }
-
-    static StringRedisTemplate template() {
-        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()));
-        factory.afterPropertiesSet();
-        factory.start();
-        factories.add(factory);
-        return new StringRedisTemplate(factory);
+    static void disconnect() {
+        clients.close();
     }
 
     @Test
@@ -137,12 +127,7 @@ class RedisClusterLockTest {
     }
 
     private static String masterOf(String key) {
-        String slot = cluster.masters().get(0).command("CLUSTER", "KEYSLOT", key);
-        for (RedisServerProcess master : cluster.masters()) {
-            if (!master.command("CLUSTER", "COUNTKEYSINSLOT", slot).equals("0")) {
-                return master.host() + ":" + master.port();
-            }
-        }
-        throw new AssertionError("no master holds " + key);
+        RedisServerProcess master = cluster.masterHolding(key);
+        return master.host() + ":" + master.port();
     }
 }

@@ -2,9 +2,7 @@ package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -14,42 +12,31 @@ import java.util.concurrent.locks.ReadWriteLock;
 
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedisCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.data.redis.connection.RedisClusterConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The read/write lock on a three-master Redis Cluster: its seven keys share a slot, its locks spread over slots. */
+@WithRedisCluster
 class RedisClusterReadWriteLockTest {
 
     static RedisClusterProcesses cluster;
-    static List<JedisConnectionFactory> factories = new ArrayList<>();
+    static RedisClients clients;
     static RedisLockTemplate first;
     static RedisLockTemplate second;
 
     @BeforeAll
-    static void startCluster() {
-        cluster = RedisClusterProcesses.start(3);
-        first = new RedisLockTemplate(template());
-        second = new RedisLockTemplate(template());
+    static void connect(RedisClusterProcesses started) {
+        cluster = started;
+        clients = new RedisClients(cluster);
+        first = clients.lockTemplate();
+        second = clients.lockTemplate();
     }
 
     @AfterAll
-    static void stopCluster() {
-        first.close();
-        second.close();
-        factories.forEach(JedisConnectionFactory::destroy);
-        cluster.close();
-    }
-
-    static StringRedisTemplate template() {
-        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()));
-        factory.afterPropertiesSet();
-        factory.start();
-        factories.add(factory);
-        return new StringRedisTemplate(factory);
+    static void disconnect() {
+        clients.close();
     }
 
     @Test
@@ -82,12 +69,7 @@ class RedisClusterReadWriteLockTest {
     }
 
     private static String masterOf(String key) {
-        String slot = cluster.masters().get(0).command("CLUSTER", "KEYSLOT", key);
-        for (RedisServerProcess master : cluster.masters()) {
-            if (!master.command("CLUSTER", "COUNTKEYSINSLOT", slot).equals("0")) {
-                return master.host() + ":" + master.port();
-            }
-        }
-        throw new AssertionError("no master holds " + key);
+        RedisServerProcess master = cluster.masterHolding(key);
+        return master.host() + ":" + master.port();
     }
 }

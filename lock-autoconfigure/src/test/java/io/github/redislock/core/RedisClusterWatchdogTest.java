@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedisCluster;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,6 +23,7 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** A frozen Cluster master costs only the locks in its own slots. */
+@WithRedisCluster(freshForEachTest = true)
 class RedisClusterWatchdogTest {
 
     private static final Duration LEASE = Duration.ofSeconds(1);
@@ -31,8 +33,8 @@ class RedisClusterWatchdogTest {
     RedisLockTemplate template;
 
     @BeforeEach
-    void startCluster() {
-        cluster = RedisClusterProcesses.start(3);
+    void connect(RedisClusterProcesses started) {
+        cluster = started;
         // the other masters keep serving their own slots while one is down
         cluster.masters().forEach(m -> m.command("CONFIG", "SET", "cluster-require-full-coverage", "no"));
         // a client timeout five times the lease: a RENEW to a frozen node blocks that long
@@ -45,11 +47,10 @@ class RedisClusterWatchdogTest {
     }
 
     @AfterEach
-    void stopCluster() {
+    void disconnect() {
         cluster.masters().forEach(RedisServerProcess::resume);
         template.close();
         factory.destroy();
-        cluster.close();
     }
 
     @Test
@@ -94,12 +95,6 @@ class RedisClusterWatchdogTest {
     }
 
     private RedisServerProcess masterOf(String key) {
-        String slot = cluster.masters().get(0).command("CLUSTER", "KEYSLOT", key);
-        for (RedisServerProcess master : cluster.masters()) {
-            if (!master.command("CLUSTER", "COUNTKEYSINSLOT", slot).equals("0")) {
-                return master;
-            }
-        }
-        throw new AssertionError("no master holds " + key);
+        return cluster.masterHolding(key);
     }
 }

@@ -14,12 +14,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Crashes, restarts and outages, each on its own redis-server. */
+@WithRedis(freshForEachTest = true)
 class RedisLockFaultTest {
 
     private static final String KEY = "orders:42";
@@ -29,15 +31,14 @@ class RedisLockFaultTest {
     RedisClients clients;
 
     @BeforeEach
-    void startRedis() {
-        server = RedisServerProcess.start();
+    void connect(RedisServerProcess started) {
+        server = started;
         clients = new RedisClients(server);
     }
 
     @AfterEach
-    void stopRedis() {
+    void disconnect() {
         clients.close();
-        server.close();
     }
 
     @Test

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Lock behaviour against a real redis-server: exclusion, reentrancy, ownership, leases, waiting, tokens, several keys at once. */
+@WithRedis
 class RedisLockTemplateTest {
 
     private static final Duration TWO_SECONDS = Duration.ofSeconds(2);
@@ -38,8 +40,8 @@ class RedisLockTemplateTest {
     String key;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
+    static void connect(RedisServerProcess started) {
+        server = started;
         clients = new RedisClients(server);
         first = clients.lockTemplate();
         second = clients.lockTemplate();
@@ -47,9 +49,8 @@ class RedisLockTemplateTest {
     }
 
     @AfterAll
-    static void stopRedis() {
+    static void disconnect() {
         clients.close();
-        server.close();
     }
 
     @BeforeEach

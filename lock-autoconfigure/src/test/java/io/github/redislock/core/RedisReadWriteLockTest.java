@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReadWriteLock;
 
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,6 +31,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * upgrade, writers not starved, each reader's own lease, reentrancy, fencing tokens. Each client works on threads
  * of its own ({@link Actor}), as the JUC locks must be released by the thread that took them.
  */
+@WithRedis
 class RedisReadWriteLockTest {
 
     static RedisServerProcess server;
@@ -43,8 +45,8 @@ class RedisReadWriteLockTest {
     final List<Actor> actors = new ArrayList<>();
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
+    static void connect(RedisServerProcess started) {
+        server = started;
         clients = new RedisClients(server);
         first = clients.lockTemplate();
         second = clients.lockTemplate();
@@ -53,9 +55,8 @@ class RedisReadWriteLockTest {
     }
 
     @AfterAll
-    static void stopRedis() {
+    static void disconnect() {
         clients.close();
-        server.close();
     }
 
     @BeforeEach

@@ -16,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The semaphore against a real redis-server: at most N holders, leases, run-time limits, waiting, tokens, reentrancy. */
+@WithRedis
 class RedisSemaphoreTest {
 
     private static final LockOptions WAIT_30S = LockOptions.waitFor(Duration.ofSeconds(30));
@@ -37,8 +39,8 @@ class RedisSemaphoreTest {
     String key;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
+    static void connect(RedisServerProcess started) {
+        server = started;
         clients = new RedisClients(server);
         first = clients.lockTemplate();
         second = clients.lockTemplate();
@@ -46,9 +48,8 @@ class RedisSemaphoreTest {
     }
 
     @AfterAll
-    static void stopRedis() {
+    static void disconnect() {
         clients.close();
-        server.close();
     }
 
     @BeforeEach

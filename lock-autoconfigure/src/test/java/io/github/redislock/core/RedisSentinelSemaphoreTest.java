@@ -3,45 +3,34 @@ package io.github.redislock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisSentinelProcesses;
+import io.github.redislock.test.WithRedisSentinel;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.data.redis.connection.RedisSentinelConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The semaphore behind Redis Sentinel: permits go through the sentinels to the master and keep working after a failover. */
+@WithRedisSentinel(freshForEachTest = true)
 class RedisSentinelSemaphoreTest {
 
     RedisSentinelProcesses sentinel;
-    JedisConnectionFactory factory;
+    RedisClients clients;
     RedisLockTemplate first;
     RedisLockTemplate second;
 
     @BeforeEach
-    void start() {
-        sentinel = RedisSentinelProcesses.start();
-        RedisSentinelConfiguration config = new RedisSentinelConfiguration(RedisSentinelProcesses.MASTER_NAME,
-                new HashSet<>(sentinel.sentinelNodes()));
-        factory = new JedisConnectionFactory(config, JedisClientConfiguration.builder()
-                .connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofSeconds(1)).usePooling().build());
-        factory.afterPropertiesSet();
-        factory.start();
-        first = new RedisLockTemplate(new StringRedisTemplate(factory));
-        second = new RedisLockTemplate(new StringRedisTemplate(factory));
+    void connect(RedisSentinelProcesses started) {
+        sentinel = started;
+        clients = new RedisClients(sentinel);
+        first = clients.lockTemplate();
+        second = clients.lockTemplate();
     }
 
     @AfterEach
-    void stop() {
-        first.close();
-        second.close();
-        factory.destroy();
-        sentinel.close();
+    void disconnect() {
+        clients.close();
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The watchdog against a real redis-server: renewals never shorten a lease, and nothing slow holds them up. */
+@WithRedis
 class RedisWatchdogTest {
 
     static RedisServerProcess server;
@@ -29,16 +31,15 @@ class RedisWatchdogTest {
     String key;
 
     @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
+    static void connect(RedisServerProcess started) {
+        server = started;
         clients = new RedisClients(server);
         redis = clients.redisTemplate();
     }
 
     @AfterAll
-    static void stopRedis() {
+    static void disconnect() {
         clients.close();
-        server.close();
     }
 
     @BeforeEach

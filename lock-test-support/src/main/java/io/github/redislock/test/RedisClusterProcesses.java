@@ -50,6 +50,17 @@ public final class RedisClusterProcesses implements AutoCloseable {
         return masters.stream().map(m -> m.host() + ":" + m.port()).toList();
     }
 
+    /** The master whose slot holds {@code key} now; the key must exist. */
+    public RedisServerProcess masterHolding(String key) {
+        String slot = masters.get(0).command("CLUSTER", "KEYSLOT", key);
+        for (RedisServerProcess master : masters) {
+            if (!master.command("CLUSTER", "COUNTKEYSINSLOT", slot).equals("0")) {
+                return master;
+            }
+        }
+        throw new IllegalStateException("no master holds " + key);
+    }
+
     private void awaitOk() {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < end) {
