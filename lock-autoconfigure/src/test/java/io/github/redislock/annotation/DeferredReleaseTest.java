@@ -11,7 +11,6 @@ import javax.sql.DataSource;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -44,11 +43,6 @@ import org.springframework.transaction.support.TransactionTemplate;
 class DeferredReleaseTest {
 
     static RedisServerProcess server;
-
-    @BeforeAll
-    static void useRedis(RedisServerProcess started) {
-        server = started;
-    }
 
     private ApplicationContextRunner runner(Class<?> database) {
         return new ApplicationContextRunner()

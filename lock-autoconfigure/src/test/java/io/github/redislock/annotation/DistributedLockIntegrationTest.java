@@ -22,7 +22,6 @@ import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.Parameter;
@@ -47,11 +46,6 @@ class DistributedLockIntegrationTest {
 
     @Parameter
     String clientType;
-
-    @BeforeAll
-    static void useRedis(RedisServerProcess started) {
-        server = started;
-    }
 
     private void run(Consumer<AssertableApplicationContext> test) {
         new ApplicationContextRunner()

@@ -17,7 +17,6 @@ import java.util.function.Consumer;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -30,11 +29,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 class DistributedReadWriteLockTest {
 
     static RedisServerProcess server;
-
-    @BeforeAll
-    static void useRedis(RedisServerProcess started) {
-        server = started;
-    }
 
     private void run(Consumer<AssertableApplicationContext> test) {
         new ApplicationContextRunner()

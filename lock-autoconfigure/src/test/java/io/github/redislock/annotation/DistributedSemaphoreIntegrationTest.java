@@ -19,7 +19,6 @@ import io.github.redislock.core.PermitHandle;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -32,11 +31,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 class DistributedSemaphoreIntegrationTest {
 
     static RedisServerProcess server;
-
-    @BeforeAll
-    static void useRedis(RedisServerProcess started) {
-        server = started;
-    }
 
     /** Runs {@code test} with two applications on the same Redis, as two instances of one service. */
     private void runTwo(BiConsumer<AssertableApplicationContext, AssertableApplicationContext> test) {

@@ -18,7 +18,6 @@ import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -31,11 +30,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 class FairDistributedLockTest {
 
     static RedisServerProcess server;
-
-    @BeforeAll
-    static void useRedis(RedisServerProcess started) {
-        server = started;
-    }
 
     /** A ticket counter served first come, first served. */
     static class Tickets {

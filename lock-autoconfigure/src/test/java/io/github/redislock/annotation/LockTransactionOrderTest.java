@@ -15,7 +15,6 @@ import javax.sql.DataSource;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -43,11 +42,6 @@ import org.springframework.transaction.annotation.Transactional;
 class LockTransactionOrderTest {
 
     static RedisServerProcess server;
-
-    @BeforeAll
-    static void useRedis(RedisServerProcess started) {
-        server = started;
-    }
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,

@@ -15,7 +15,6 @@ import javax.sql.DataSource;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -40,11 +39,6 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 class TransactionalLockTest {
 
     static RedisServerProcess server;
-
-    @BeforeAll
-    static void useRedis(RedisServerProcess started) {
-        server = started;
-    }
 
     private ApplicationContextRunner runner(String database) {
         return new ApplicationContextRunner()

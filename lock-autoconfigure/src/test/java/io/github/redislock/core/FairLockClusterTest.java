@@ -16,34 +16,19 @@ import java.util.concurrent.TimeUnit;
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The fair lock on a three-master Redis Cluster: its queue shares the lock's slot, so every script runs on one node. */
 @WithRedisCluster
+@ExtendWith(RedisClientsExtension.class)
 class FairLockClusterTest {
 
     static RedisClusterProcesses cluster;
-    static RedisClients clients;
     static RedisLockTemplate first;
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
-
-    @BeforeAll
-    static void connect(RedisClusterProcesses started) {
-        cluster = started;
-        clients = new RedisClients(cluster);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @Test
     void fairLocksOnEveryMasterHandOverToTheirWaitersInArrivalOrder() throws Exception {

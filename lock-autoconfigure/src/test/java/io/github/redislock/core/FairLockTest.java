@@ -20,16 +20,16 @@ import java.util.function.LongSupplier;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The fair lock against a real redis-server: FIFO by arrival, hand-over in the release, dead waiters skipped. */
 @WithRedis
+@ExtendWith(RedisClientsExtension.class)
 class FairLockTest {
 
     private static final LockOptions THIRTY_SECONDS = LockOptions.waitFor(Duration.ofSeconds(30));
@@ -43,21 +43,6 @@ class FairLockTest {
 
     String key;
     ExecutorService pool = Executors.newCachedThreadPool();
-
-    @BeforeAll
-    static void connect(RedisServerProcess started) {
-        server = started;
-        clients = new RedisClients(server);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-        third = clients.lockTemplate();
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @BeforeEach
     void uniqueKey(TestInfo test) {

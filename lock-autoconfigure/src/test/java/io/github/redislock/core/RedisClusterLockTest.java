@@ -15,36 +15,21 @@ import java.util.concurrent.TimeUnit;
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The same engine on a three-master Redis Cluster: keys of one lock share a slot, locks spread over slots. */
 @WithRedisCluster
+@ExtendWith(RedisClientsExtension.class)
 class RedisClusterLockTest {
 
     static RedisClusterProcesses cluster;
-    static RedisClients clients;
     static RedisLockTemplate first;
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
-
-    @BeforeAll
-    static void connect(RedisClusterProcesses started) {
-        cluster = started;
-        clients = new RedisClients(cluster);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @Test
     void locksOnKeysInEverySlotRangeExcludeEachOtherAndHandOver() throws Exception {

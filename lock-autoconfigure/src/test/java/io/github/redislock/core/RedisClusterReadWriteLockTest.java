@@ -13,31 +13,17 @@ import java.util.concurrent.locks.ReadWriteLock;
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The read/write lock on a three-master Redis Cluster: its seven keys share a slot, its locks spread over slots. */
 @WithRedisCluster
+@ExtendWith(RedisClientsExtension.class)
 class RedisClusterReadWriteLockTest {
 
     static RedisClusterProcesses cluster;
-    static RedisClients clients;
     static RedisLockTemplate first;
     static RedisLockTemplate second;
-
-    @BeforeAll
-    static void connect(RedisClusterProcesses started) {
-        cluster = started;
-        clients = new RedisClients(cluster);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @Test
     void readersShareAndAWaitingWriterIsWokenOnKeysOnEveryMaster() throws Exception {

@@ -10,34 +10,19 @@ import java.util.concurrent.TimeUnit;
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisCluster;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The semaphore on a three-master Redis Cluster: each semaphore's keys share a slot, semaphores spread over slots. */
 @WithRedisCluster
+@ExtendWith(RedisClientsExtension.class)
 class RedisClusterSemaphoreTest {
 
     static RedisClusterProcesses cluster;
-    static RedisClients clients;
     static RedisLockTemplate first;
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
-
-    @BeforeAll
-    static void connect(RedisClusterProcesses started) {
-        cluster = started;
-        clients = new RedisClients(cluster);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @Test
     void semaphoresInEverySlotRangeAdmitTheirLimitRaiseItAndReturnPermits() {

@@ -33,8 +33,7 @@ class RedisClusterWatchdogTest {
     RedisLockTemplate template;
 
     @BeforeEach
-    void connect(RedisClusterProcesses started) {
-        cluster = started;
+    void connect() {
         // the other masters keep serving their own slots while one is down
         cluster.masters().forEach(m -> m.command("CONFIG", "SET", "cluster-require-full-coverage", "no"));
         // a client timeout five times the lease: a RENEW to a frozen node blocks that long

@@ -15,13 +15,13 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Crashes, restarts and outages, each on its own redis-server. */
 @WithRedis(freshForEachTest = true)
+@ExtendWith(RedisClientsExtension.class)
 class RedisLockFaultTest {
 
     private static final String KEY = "orders:42";
@@ -29,17 +29,6 @@ class RedisLockFaultTest {
 
     RedisServerProcess server;
     RedisClients clients;
-
-    @BeforeEach
-    void connect(RedisServerProcess started) {
-        server = started;
-        clients = new RedisClients(server);
-    }
-
-    @AfterEach
-    void disconnect() {
-        clients.close();
-    }
 
     @Test
     void aCrashedHolderFreesTheLockWhenItsLeaseEnds() {

@@ -18,15 +18,15 @@ import java.util.concurrent.locks.Lock;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Lock behaviour against a real redis-server: exclusion, reentrancy, ownership, leases, waiting, tokens, several keys at once. */
 @WithRedis
+@ExtendWith(RedisClientsExtension.class)
 class RedisLockTemplateTest {
 
     private static final Duration TWO_SECONDS = Duration.ofSeconds(2);
@@ -38,20 +38,6 @@ class RedisLockTemplateTest {
     static StringRedisTemplate redis;
 
     String key;
-
-    @BeforeAll
-    static void connect(RedisServerProcess started) {
-        server = started;
-        clients = new RedisClients(server);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @BeforeEach
     void uniqueKey(TestInfo test) {

@@ -18,12 +18,11 @@ import java.util.concurrent.locks.ReadWriteLock;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -32,6 +31,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * of its own ({@link Actor}), as the JUC locks must be released by the thread that took them.
  */
 @WithRedis
+@ExtendWith(RedisClientsExtension.class)
 class RedisReadWriteLockTest {
 
     static RedisServerProcess server;
@@ -43,21 +43,6 @@ class RedisReadWriteLockTest {
 
     String key;
     final List<Actor> actors = new ArrayList<>();
-
-    @BeforeAll
-    static void connect(RedisServerProcess started) {
-        server = started;
-        clients = new RedisClients(server);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-        third = clients.lockTemplate();
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @BeforeEach
     void uniqueKey(TestInfo test) {

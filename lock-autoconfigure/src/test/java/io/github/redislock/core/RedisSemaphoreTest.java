@@ -17,15 +17,15 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The semaphore against a real redis-server: at most N holders, leases, run-time limits, waiting, tokens, reentrancy. */
 @WithRedis
+@ExtendWith(RedisClientsExtension.class)
 class RedisSemaphoreTest {
 
     private static final LockOptions WAIT_30S = LockOptions.waitFor(Duration.ofSeconds(30));
@@ -37,20 +37,6 @@ class RedisSemaphoreTest {
     static StringRedisTemplate redis;
 
     String key;
-
-    @BeforeAll
-    static void connect(RedisServerProcess started) {
-        server = started;
-        clients = new RedisClients(server);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @BeforeEach
     void uniqueKey(TestInfo test) {

@@ -11,31 +11,17 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisSentinelProcesses;
 import io.github.redislock.test.WithRedisSentinel;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The read/write lock behind Redis Sentinel: readers share, a waiting writer is woken, on the master. */
 @WithRedisSentinel(freshForEachTest = true)
+@ExtendWith(RedisClientsExtension.class)
 class RedisSentinelReadWriteLockTest {
 
     RedisSentinelProcesses sentinel;
-    RedisClients clients;
     RedisLockTemplate first;
     RedisLockTemplate second;
-
-    @BeforeEach
-    void connect(RedisSentinelProcesses started) {
-        sentinel = started;
-        clients = new RedisClients(sentinel);
-        first = clients.lockTemplate();
-        second = clients.lockTemplate();
-    }
-
-    @AfterEach
-    void disconnect() {
-        clients.close();
-    }
 
     @Test
     void readersShareThroughTheSentinelsAndAWaitingWriterIsWokenWhenTheyLeave() throws Exception {

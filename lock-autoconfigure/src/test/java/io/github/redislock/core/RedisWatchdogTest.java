@@ -13,15 +13,15 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** The watchdog against a real redis-server: renewals never shorten a lease, and nothing slow holds them up. */
 @WithRedis
+@ExtendWith(RedisClientsExtension.class)
 class RedisWatchdogTest {
 
     static RedisServerProcess server;
@@ -29,18 +29,6 @@ class RedisWatchdogTest {
     static StringRedisTemplate redis;
 
     String key;
-
-    @BeforeAll
-    static void connect(RedisServerProcess started) {
-        server = started;
-        clients = new RedisClients(server);
-        redis = clients.redisTemplate();
-    }
-
-    @AfterAll
-    static void disconnect() {
-        clients.close();
-    }
 
     @BeforeEach
     void uniqueKey(TestInfo test) {

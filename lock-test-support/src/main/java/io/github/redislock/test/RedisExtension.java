@@ -1,5 +1,7 @@
 package io.github.redislock.test;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -11,10 +13,14 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.platform.commons.support.AnnotationSupport;
+import org.junit.platform.commons.support.HierarchyTraversalMode;
+import org.junit.platform.commons.support.ReflectionSupport;
 
 /**
  * Runs the Redis a test class asks for with {@link WithRedis}, {@link WithRedisCluster} or
- * {@link WithRedisSentinel}, and hands it to the methods that take it as a parameter.
+ * {@link WithRedisSentinel}, and hands it to the test: into its fields of that type (static fields
+ * before {@code @BeforeAll}, instance fields before {@code @BeforeEach}) and to the methods that take
+ * it as a parameter.
  * <p>
  * The processes are started once per class (or once per test with {@code freshForEachTest}) and kept
  * in the JUnit store of that class (or test), which closes them when it ends: a failing test or
@@ -24,48 +30,86 @@ public final class RedisExtension implements BeforeAllCallback, BeforeEachCallba
 
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RedisExtension.class);
 
+    private static final List<Class<? extends AutoCloseable>> TYPES =
+            List.of(RedisServerProcess.class, RedisClusterProcesses.class, RedisSentinelProcesses.class);
+
     @Override
     public void beforeAll(ExtensionContext context) {
-        startWhere(context, false);
+        injectFields(context, null);
     }
 
     @Override
     public void beforeEach(ExtensionContext context) {
-        startWhere(context, true);
+        injectFields(context, context.getRequiredTestInstance());
     }
 
-    private static void startWhere(ExtensionContext context, boolean forEachTest) {
-        Class<?> testClass = context.getRequiredTestClass();
-        AnnotationSupport.findAnnotation(testClass, WithRedis.class)
-                .filter(redis -> redis.freshForEachTest() == forEachTest)
-                .ifPresent(redis -> start(context, RedisServerProcess.class, () -> RedisServerProcess.start(List.of(redis.args()))));
-        AnnotationSupport.findAnnotation(testClass, WithRedisCluster.class)
-                .filter(cluster -> cluster.freshForEachTest() == forEachTest)
-                .ifPresent(cluster -> start(context, RedisClusterProcesses.class, () -> RedisClusterProcesses.start(cluster.masters())));
-        AnnotationSupport.findAnnotation(testClass, WithRedisSentinel.class)
-                .filter(sentinel -> sentinel.freshForEachTest() == forEachTest)
-                .ifPresent(sentinel -> start(context, RedisSentinelProcesses.class, RedisSentinelProcesses::start));
+    /**
+     * The Redis the test class of {@code context} asks for, as a {@link RedisServerProcess},
+     * {@link RedisClusterProcesses} or {@link RedisSentinelProcesses}, started if it is not yet;
+     * empty where the class asks for none of {@code type}, or for one per test and {@code context} is
+     * not a test's. For extensions that build clients on it.
+     */
+    public static <T extends AutoCloseable> Optional<T> running(ExtensionContext context, Class<T> type) {
+        return wanted(context.getRequiredTestClass(), type)
+                .filter(wanted -> !wanted.freshForEachTest() || context.getTestMethod().isPresent())
+                // a lookup in a test's store also sees its class's store
+                .map(wanted -> context.getStore(NAMESPACE).computeIfAbsent(type, key -> type.cast(wanted.start().get()), type));
     }
 
-    private static <T extends AutoCloseable> void start(ExtensionContext context, Class<T> type, Supplier<T> starter) {
-        // the store closes AutoCloseable values when its context ends
-        context.getStore(NAMESPACE).put(type, starter.get());
+    private static void injectFields(ExtensionContext context, Object instance) {
+        for (Class<? extends AutoCloseable> type : TYPES) {
+            running(context, type).ifPresent(redis -> fields(context.getRequiredTestClass(), type, instance == null)
+                    .forEach(field -> set(field, instance, redis)));
+        }
+    }
+
+    /** The non-final fields of {@code type} declared in {@code testClass} or its superclasses, static or instance. */
+    public static List<Field> fields(Class<?> testClass, Class<?> type, boolean isStatic) {
+        return ReflectionSupport.findFields(testClass, field -> field.getType() == type
+                && Modifier.isStatic(field.getModifiers()) == isStatic && !Modifier.isFinal(field.getModifiers()),
+                HierarchyTraversalMode.TOP_DOWN);
+    }
+
+    private static void set(Field field, Object instance, Object value) {
+        try {
+            field.setAccessible(true);
+            field.set(instance, value);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("cannot set " + field, e);
+        }
     }
 
     @Override
     public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
-        Class<?> type = parameter.getParameter().getType();
-        return type == RedisServerProcess.class || type == RedisClusterProcesses.class || type == RedisSentinelProcesses.class;
+        return TYPES.contains(parameter.getParameter().getType());
     }
 
     @Override
     public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-        Class<?> type = parameter.getParameter().getType();
-        // a lookup in a test's store also sees its class's store
-        return Optional.ofNullable(context.getStore(NAMESPACE).get(type, type))
-                .orElseThrow(() -> new ParameterResolutionException("No " + type.getSimpleName() + " is running for "
-                        + parameter.getDeclaringExecutable() + ": annotate the class with " + annotationFor(type)
-                        + (context.getTestMethod().isEmpty() ? " without freshForEachTest" : "")));
+        @SuppressWarnings("unchecked")
+        Class<? extends AutoCloseable> type = (Class<? extends AutoCloseable>) parameter.getParameter().getType();
+        return running(context, type).orElseThrow(() -> new ParameterResolutionException("No " + type.getSimpleName()
+                + " is running for " + parameter.getDeclaringExecutable() + ": annotate the class with "
+                + annotationFor(type) + (context.getTestMethod().isEmpty() ? " without freshForEachTest" : "")));
+    }
+
+    private record Wanted(boolean freshForEachTest, Supplier<AutoCloseable> start) {
+    }
+
+    private static Optional<Wanted> wanted(Class<?> testClass, Class<?> type) {
+        if (type == RedisServerProcess.class) {
+            return AnnotationSupport.findAnnotation(testClass, WithRedis.class).map(redis -> new Wanted(
+                    redis.freshForEachTest(), () -> RedisServerProcess.start(List.of(redis.args()))));
+        }
+        if (type == RedisClusterProcesses.class) {
+            return AnnotationSupport.findAnnotation(testClass, WithRedisCluster.class).map(cluster -> new Wanted(
+                    cluster.freshForEachTest(), () -> RedisClusterProcesses.start(cluster.masters())));
+        }
+        if (type == RedisSentinelProcesses.class) {
+            return AnnotationSupport.findAnnotation(testClass, WithRedisSentinel.class).map(sentinel -> new Wanted(
+                    sentinel.freshForEachTest(), RedisSentinelProcesses::start));
+        }
+        return Optional.empty();
     }
 
     private static String annotationFor(Class<?> type) {

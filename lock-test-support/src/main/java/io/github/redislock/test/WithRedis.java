@@ -10,9 +10,9 @@ import java.lang.annotation.Target;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Starts one {@code redis-server} on a free loopback port before the test class and stops it after;
- * test, {@code @BeforeAll} and {@code @BeforeEach} methods receive it as a {@link RedisServerProcess}
- * parameter.
+ * Starts one {@code redis-server} on a free loopback port before the test class and stops it after.
+ * The class's fields of type {@link RedisServerProcess} are set to it (static ones before
+ * {@code @BeforeAll}, instance ones before each test), and methods may take it as a parameter.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

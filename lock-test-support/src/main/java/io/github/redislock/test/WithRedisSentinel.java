@@ -11,8 +11,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Starts a Redis Sentinel deployment (master, replica, three sentinels) on free loopback ports before
- * the test class and stops it after; test, {@code @BeforeAll} and {@code @BeforeEach} methods receive it
- * as a {@link RedisSentinelProcesses} parameter.
+ * the test class and stops it after. The class's fields of type {@link RedisSentinelProcesses} are set
+ * to it (static ones before {@code @BeforeAll}, instance ones before each test), and methods may take
+ * it as a parameter.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
