@@ -10,20 +10,11 @@
 -- A lock whose value is '~turn' was just released while other clients waited: for a short while only the
 -- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
 -- thread) cannot overtake them.
+-- Uses lib/fence.lua.
 local lease = tonumber(ARGV[2])
 
 local function token_from_clock()
-  -- Tokens follow the server clock in microseconds, so a restart that loses the counter cannot reset them.
-  -- The counter lives for the fence grace (a second) after each acquisition: it only guards the next
-  -- acquisition against landing in the same microsecond or behind a small clock step back.
-  local now = redis.call('TIME')
-  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if token <= last then
-    token = last + 1
-  end
-  redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[5])
-  return token
+  return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5])
 end
 
 local current = redis.call('GET', KEYS[1])

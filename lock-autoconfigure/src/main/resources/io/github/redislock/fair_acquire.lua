@@ -11,16 +11,9 @@
 -- free (its holder crashed, or the waiter it was handed to never confirmed), nobody else does while a live
 -- waiter queues before them. Entries not refreshed in time (their thread or JVM died) are dropped here and
 -- at release, so a dead waiter holds up the queue for at most its entry's life.
+-- Uses lib/fence.lua.
 local function token_from_clock()
-  -- as in acquire.lua: the server clock in microseconds, above the last token of this key
-  local now = redis.call('TIME')
-  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if token <= last then
-    token = last + 1
-  end
-  redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[5])
-  return token
+  return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5])
 end
 
 local now = redis.call('TIME')

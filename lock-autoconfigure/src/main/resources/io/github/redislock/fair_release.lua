@@ -9,6 +9,7 @@
 -- The next holder's lease is short until it confirms (fair_acquire.lua, on the wake-up this script publishes to
 -- its client): a waiter that died after its last refresh holds the lock for that long at most, then the key
 -- expires and, once the dead waiter's entry has gone stale too, the next waiter's refresh takes it.
+-- Uses lib/fence.lua.
 if ARGV[6] == 'leave' then
   redis.call('ZREM', KEYS[3], ARGV[1])
   redis.call('ZREM', KEYS[4], ARGV[1])
@@ -35,12 +36,7 @@ end
 -- keep its place, and it takes the lock again should the hand-over expire first
 local nextOwner = head[1]
 redis.call('SET', KEYS[1], nextOwner, 'PX', ARGV[4])
-local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-if token <= last then
-  token = last + 1
-end
-redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[5])
+local token = next_fencing_token(now, KEYS[2], ARGV[5])
 -- a waiter id starts with its client's id, which names the client's wake-up channel
 local client = string.match(nextOwner, '^[^:]+')
 redis.call('PUBLISH', ARGV[2] .. client, ARGV[3] .. nextOwner)

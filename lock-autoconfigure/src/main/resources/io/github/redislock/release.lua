@@ -11,6 +11,7 @@
 -- When other clients wait, the lock is not left free but marked '~turn' for a short while: only the woken
 -- (longest-waiting) clients may take it then (acquire.lua), so waiting clients come first; a woken client that
 -- died or left costs at most the turn.
+-- Uses lib/fence.lua.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
@@ -21,15 +22,8 @@ if ARGV[5] and ARGV[5] ~= '' then
   end
   if others == 0 then
     redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
-    -- a new holder gets a new token, as in acquire.lua: the server clock in microseconds, above the last one
-    local now = redis.call('TIME')
-    local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-    local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-    if token <= last then
-      token = last + 1
-    end
-    redis.call('SET', KEYS[2], string.format('%d', token), 'PX', ARGV[7])
-    return token
+    -- a new holder gets a new token
+    return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[7])
   end
 end
 redis.call('DEL', KEYS[1])

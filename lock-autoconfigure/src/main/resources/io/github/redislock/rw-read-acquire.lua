@@ -11,19 +11,13 @@
 -- Each reader has its own entry and lease, so a reader that crashed frees only its own share when its lease ends.
 -- A reader may enter while other readers read and no writer holds the lock or waits for it (a waiting writer
 -- blocks new readers, so a stream of readers cannot starve it); the writer itself may always read (downgrade).
+-- Uses lib/fence.lua.
 local lease = tonumber(ARGV[2])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 local function new_token()
-  -- as acquire.lua: the server clock in microseconds, above the last token of this lock
-  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', KEYS[4]) or '0')
-  if token <= last then
-    token = last + 1
-  end
-  redis.call('SET', KEYS[4], string.format('%d', token), 'PX', ARGV[5])
-  return token
+  return next_fencing_token(now, KEYS[4], ARGV[5])
 end
 
 local function enter()

@@ -9,19 +9,13 @@
 -- A writer that waits enters itself in KEYS[5] until its next re-check plus a second: while it is there, no new
 -- reader enters (rw-read-acquire.lua), so the readers drain and the writer gets its turn. A writer that dies
 -- while waiting blocks readers at most that long.
+-- Uses lib/fence.lua.
 local lease = tonumber(ARGV[2])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 local function new_token()
-  -- as acquire.lua: the server clock in microseconds, above the last token of this lock
-  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', KEYS[4]) or '0')
-  if token <= last then
-    token = last + 1
-  end
-  redis.call('SET', KEYS[4], string.format('%d', token), 'PX', ARGV[5])
-  return token
+  return next_fencing_token(now, KEYS[4], ARGV[5])
 end
 
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)

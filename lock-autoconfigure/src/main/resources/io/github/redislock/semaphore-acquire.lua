@@ -10,19 +10,13 @@
 -- Returns the fencing token (> 0) when the holder has its permits now, else minus how long until the earliest
 -- lease among the holders ends, in ms (< 0): the latest the caller needs to look again if no release reaches it.
 -- Holders whose lease ended are dropped first, so a crashed holder's permits come back by themselves.
+-- Uses lib/fence.lua.
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lease = tonumber(ARGV[3])
 
 local function token_from_clock()
-  -- as in acquire.lua: the server clock in microseconds, above the last token handed out
-  local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', KEYS[4]) or '0')
-  if token <= last then
-    token = last + 1
-  end
-  redis.call('SET', KEYS[4], string.format('%d', token), 'PX', ARGV[8])
-  return token
+  return next_fencing_token(now, KEYS[4], ARGV[8])
 end
 
 local function keep_for(key, ttl)

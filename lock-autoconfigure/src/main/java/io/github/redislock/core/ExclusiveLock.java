@@ -51,7 +51,7 @@ final class ExclusiveLock {
     Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease) {
         try {
             LocalLock lock = lock(key, wait, lease, true);
-            return lock == null ? Optional.empty() : Optional.of(new Handle(lock));
+            return lock == null ? Optional.empty() : Optional.of(LocalLockHandle.exclusive(lock, this::release));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(key, wait, e);
@@ -286,52 +286,5 @@ final class ExclusiveLock {
                 cleanup.run(() -> scripts.release(lock.key, owner));
             }
         });
-    }
-
-    /** One acquisition, handed to the caller. */
-    private final class Handle implements LockHandle {
-
-        private final LocalLock lock;
-        private final Thread thread = Thread.currentThread();
-        private final long token;
-        private boolean released;
-
-        Handle(LocalLock lock) {
-            this.lock = lock;
-            this.token = lock.token;
-        }
-
-        @Override
-        public String key() {
-            return lock.key;
-        }
-
-        @Override
-        public long fencingToken() {
-            return token;
-        }
-
-        @Override
-        public boolean isHeld() {
-            return !released && lock.token == token && lock.isValid();
-        }
-
-        @Override
-        public void release() {
-            if (Thread.currentThread() != thread) {
-                throw new IllegalMonitorStateException("Lock '" + lock.key + "' was acquired by thread '" + thread.getName()
-                        + "'; only that thread may release it (current: '" + Thread.currentThread().getName() + "')");
-            }
-            if (released) {
-                throw new IllegalMonitorStateException("Lock '" + lock.key + "' was already released by this handle");
-            }
-            released = true;
-            ExclusiveLock.this.release(lock);
-        }
-
-        @Override
-        public String toString() {
-            return "LockHandle[" + lock.key + ", token " + token + (isHeld() ? ", held]" : ", not held]");
-        }
     }
 }

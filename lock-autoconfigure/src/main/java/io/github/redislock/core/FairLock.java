@@ -69,7 +69,7 @@ final class FairLock {
     Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease) {
         try {
             LocalLock lock = lock(key, wait, lease, true);
-            return lock == null ? Optional.empty() : Optional.of(new Handle(lock));
+            return lock == null ? Optional.empty() : Optional.of(LocalLockHandle.fair(lock, this::release));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(key, wait, e);
@@ -182,54 +182,6 @@ final class FairLock {
         }
         if (!reply[0].wasOwner()) {
             throw new LockLostException(lock.key, token, "Redis no longer had it as this owner's at release");
-        }
-    }
-
-    /** One acquisition, handed to the caller. */
-    private final class Handle implements LockHandle {
-
-        private final LocalLock lock;
-        private final Thread thread = Thread.currentThread();
-        private final long token;
-        private boolean released;
-
-        Handle(LocalLock lock) {
-            this.lock = lock;
-            this.token = lock.token;
-        }
-
-        @Override
-        public String key() {
-            return lock.key;
-        }
-
-        @Override
-        public long fencingToken() {
-            return token;
-        }
-
-        @Override
-        public boolean isHeld() {
-            return !released && lock.token == token && lock.isValid();
-        }
-
-        @Override
-        public void release() {
-            if (Thread.currentThread() != thread) {
-                throw new IllegalMonitorStateException("Fair lock '" + lock.key + "' was acquired by thread '"
-                        + thread.getName() + "'; only that thread may release it (current: '"
-                        + Thread.currentThread().getName() + "')");
-            }
-            if (released) {
-                throw new IllegalMonitorStateException("Fair lock '" + lock.key + "' was already released by this handle");
-            }
-            released = true;
-            FairLock.this.release(lock);
-        }
-
-        @Override
-        public String toString() {
-            return "LockHandle[fair " + lock.key + ", token " + token + (isHeld() ? ", held]" : ", not held]");
         }
     }
 }

@@ -18,9 +18,18 @@ import org.springframework.util.StreamUtils;
  * <p>
  * Each script's text is read into memory at start-up rather than handed over as a resource: a
  * resource-backed {@code DefaultRedisScript} checks the file's modification time on every call, which
- * costs more than the script itself.
+ * costs more than the script itself. Redis scripts cannot include files, so a script whose header comment has the
+ * line {@value #USES_FENCE} gets the text of {@code lib/fence.lua} (its fencing-token function) put after that
+ * header as it is read: the fencing tokens of every lock type are written once, and each script sent to Redis is
+ * still whole (and its SHA covers the library). The header stays first, so a script still begins by saying what
+ * it does.
  */
 final class LockScripts {
+
+    /** The header line of a script that calls {@code next_fencing_token}; see {@code lib/fence.lua}. */
+    private static final String USES_FENCE = "-- Uses lib/fence.lua.";
+    /** Read before the scripts below, which {@link #load} builds with it. */
+    private static final String FENCE_LIBRARY = read("lib/fence.lua");
 
     static final RedisScript<Long> ACQUIRE = load("acquire");
     static final RedisScript<Long> RELEASE = load("release");
@@ -195,10 +204,33 @@ final class LockScripts {
         return List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
     }
 
+    /**
+     * Reads {@code io/github/redislock/<name>.lua}, with {@code lib/fence.lua} after its header comment when the
+     * header asks for it.
+     *
+     * @throws IllegalStateException when the script calls the library's function without asking for it
+     */
     static RedisScript<Long> load(String name) {
-        ClassPathResource resource = new ClassPathResource("io/github/redislock/" + name + ".lua");
+        String script = read(name + ".lua");
+        int headerEnd = 0;
+        while (script.startsWith("--", headerEnd)) {
+            int lineEnd = script.indexOf('\n', headerEnd);
+            headerEnd = lineEnd < 0 ? script.length() : lineEnd + 1;
+        }
+        String header = script.substring(0, headerEnd);
+        if (header.lines().anyMatch(USES_FENCE::equals)) {
+            script = header + FENCE_LIBRARY + script.substring(headerEnd);
+        } else if (script.contains("next_fencing_token")) {
+            throw new IllegalStateException("The lock script " + name + ".lua calls next_fencing_token but its header "
+                    + "comment lacks the line '" + USES_FENCE + "' that adds lib/fence.lua");
+        }
+        return RedisScript.of(script, Long.class);
+    }
+
+    private static String read(String path) {
+        ClassPathResource resource = new ClassPathResource("io/github/redislock/" + path);
         try {
-            return RedisScript.of(StreamUtils.copyToString(resource.getInputStream(), StandardCharsets.UTF_8), Long.class);
+            return StreamUtils.copyToString(resource.getInputStream(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("Could not read the lock script " + resource.getPath(), e);
         }

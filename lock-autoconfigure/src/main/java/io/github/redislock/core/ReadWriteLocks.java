@@ -309,14 +309,12 @@ final class ReadWriteLocks {
     }
 
     /** One acquisition of one side, handed to the caller. */
-    private final class Handle implements LockHandle {
+    private final class Handle extends ThreadBoundHandle {
 
         private final String key;
         private final LockMode mode;
         private final LocalLock holding;
         private final long token;
-        private final Thread thread = Thread.currentThread();
-        private boolean released;
 
         Handle(String key, LockMode mode, LocalLock holding) {
             this.key = key;
@@ -338,21 +336,16 @@ final class ReadWriteLocks {
 
         @Override
         public boolean isHeld() {
-            return !released && holding.isValid();
+            return !released() && holding.isValid();
         }
 
         @Override
-        public void release() {
-            if (Thread.currentThread() != thread) {
-                throw new IllegalMonitorStateException("The " + mode.name().toLowerCase() + " lock of '" + key
-                        + "' was acquired by thread '" + thread.getName() + "'; only that thread may release it (current: '"
-                        + Thread.currentThread().getName() + "')");
-            }
-            if (released) {
-                throw new IllegalMonitorStateException("The " + mode.name().toLowerCase() + " lock of '" + key
-                        + "' was already released by this handle");
-            }
-            released = true;
+        String subject() {
+            return "The " + mode.name().toLowerCase() + " lock of '" + key + "'";
+        }
+
+        @Override
+        void releaseHold() {
             ReadWriteLocks.this.release(key, mode);
         }
 

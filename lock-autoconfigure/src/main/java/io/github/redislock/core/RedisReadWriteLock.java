@@ -1,8 +1,6 @@
 package io.github.redislock.core;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 
@@ -28,47 +26,36 @@ final class RedisReadWriteLock implements ReadWriteLock {
     }
 
     /** One side as a {@link Lock}: watchdog-leased; {@code lock()} waits without bound and keeps waiting when interrupted. */
-    private record Side(ReadWriteLocks locks, String key, LockMode mode) implements Lock {
+    private static final class Side extends RedisLockView {
 
-        @Override
-        public void lock() {
-            try {
-                locks.lock(key, mode, LockOptions.WAIT_FOREVER, null, false);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException("unreachable: lock() does not throw on interrupt", e);
-            }
+        private final ReadWriteLocks locks;
+        private final String key;
+        private final LockMode mode;
+
+        Side(ReadWriteLocks locks, String key, LockMode mode) {
+            this.locks = locks;
+            this.key = key;
+            this.mode = mode;
         }
 
         @Override
-        public void lockInterruptibly() throws InterruptedException {
-            locks.lock(key, mode, LockOptions.WAIT_FOREVER, null, true);
+        boolean acquire(Duration wait, boolean interruptible) throws InterruptedException {
+            return locks.lock(key, mode, wait, null, interruptible) != null;
         }
 
         @Override
-        public boolean tryLock() {
-            try {
-                return locks.lock(key, mode, Duration.ZERO, null, false) != null;
-            } catch (InterruptedException e) {
-                throw new IllegalStateException("unreachable: tryLock() does not wait", e);
-            }
-        }
-
-        @Override
-        public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-            if (Thread.interrupted()) {
-                throw new InterruptedException();
-            }
-            return locks.lock(key, mode, Duration.ofNanos(Math.max(0, unit.toNanos(time))), null, true) != null;
-        }
-
-        @Override
-        public void unlock() {
+        void release() {
             locks.release(key, mode);
         }
 
+        /**
+         * Unlike the other views, no check of the interrupt flag on entry: a thread re-entering a side it holds
+         * gets it even when interrupted, and a first acquisition tries Redis once before an interrupt can end its
+         * wait. Kept as the read/write lock shipped; {@link Lock#lockInterruptibly()} asks for the check.
+         */
         @Override
-        public Condition newCondition() {
-            throw new UnsupportedOperationException("Conditions are not supported by distributed locks");
+        public void lockInterruptibly() throws InterruptedException {
+            acquire(LockOptions.WAIT_FOREVER, true);
         }
 
         @Override

@@ -1,0 +1,67 @@
+package io.github.redislock.core;
+
+import java.util.function.Consumer;
+
+/**
+ * A handle on a lock type whose holding is one {@link LocalLock} per acquisition and key, shared by nested
+ * acquisitions of the holding thread: the exclusive and the fair lock. It is held while that holding is still the
+ * one it was handed (same fencing token) and valid.
+ */
+final class LocalLockHandle extends ThreadBoundHandle {
+
+    private final LocalLock lock;
+    private final long token;
+    /** How release errors name the lock type: {@code "Lock"} or {@code "Fair lock"}. */
+    private final String type;
+    /** What {@link #toString()} puts before the key: nothing for the exclusive lock, {@code "fair "}. */
+    private final String kind;
+    private final Consumer<LocalLock> release;
+
+    private LocalLockHandle(LocalLock lock, String type, String kind, Consumer<LocalLock> release) {
+        this.lock = lock;
+        this.token = lock.token;
+        this.type = type;
+        this.kind = kind;
+        this.release = release;
+    }
+
+    /** A handle on the exclusive lock; {@code release} releases one hold of the current thread. */
+    static LocalLockHandle exclusive(LocalLock lock, Consumer<LocalLock> release) {
+        return new LocalLockHandle(lock, "Lock", "", release);
+    }
+
+    /** A handle on the fair lock; {@code release} releases one hold of the current thread. */
+    static LocalLockHandle fair(LocalLock lock, Consumer<LocalLock> release) {
+        return new LocalLockHandle(lock, "Fair lock", "fair ", release);
+    }
+
+    @Override
+    public String key() {
+        return lock.key;
+    }
+
+    @Override
+    public long fencingToken() {
+        return token;
+    }
+
+    @Override
+    public boolean isHeld() {
+        return !released() && lock.token == token && lock.isValid();
+    }
+
+    @Override
+    String subject() {
+        return type + " '" + lock.key + "'";
+    }
+
+    @Override
+    void releaseHold() {
+        release.accept(lock);
+    }
+
+    @Override
+    public String toString() {
+        return "LockHandle[" + kind + lock.key + ", token " + token + (isHeld() ? ", held]" : ", not held]");
+    }
+}
