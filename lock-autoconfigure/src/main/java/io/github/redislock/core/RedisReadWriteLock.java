@@ -48,16 +48,6 @@ final class RedisReadWriteLock implements ReadWriteLock {
             locks.release(key, mode);
         }
 
-        /**
-         * Unlike the other views, no check of the interrupt flag on entry: a thread re-entering a side it holds
-         * gets it even when interrupted, and a first acquisition tries Redis once before an interrupt can end its
-         * wait. Kept as the read/write lock shipped; {@link Lock#lockInterruptibly()} asks for the check.
-         */
-        @Override
-        public void lockInterruptibly() throws InterruptedException {
-            acquire(LockOptions.WAIT_FOREVER, true);
-        }
-
         @Override
         public String toString() {
             return "RedisReadWriteLock." + (mode == LockMode.READ ? "ReadLock[" : "WriteLock[") + key + "]";

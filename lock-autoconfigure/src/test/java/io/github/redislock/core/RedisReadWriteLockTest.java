@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 
 import io.github.redislock.test.RedisServerProcess;
@@ -52,6 +53,20 @@ class RedisReadWriteLockTest {
     @AfterEach
     void stopActors() {
         actors.forEach(Actor::close);
+    }
+
+    @Test
+    void lockInterruptiblyOnAnInterruptedThreadThrowsAtOnceAndTakesNothing() {
+        ReadWriteLock lock = first.readWriteLock(key);
+        for (Lock side : List.of(lock.readLock(), lock.writeLock())) {
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(side::lockInterruptibly).isInstanceOf(InterruptedException.class);
+            assertThat(Thread.interrupted()).as("the flag is cleared, as ReentrantLock does").isFalse();
+        }
+        // nothing was taken: another client's writer gets the lock at once
+        Lock writer = second.readWriteLock(key).writeLock();
+        assertThat(writer.tryLock()).isTrue();
+        writer.unlock();
     }
 
     @Test
