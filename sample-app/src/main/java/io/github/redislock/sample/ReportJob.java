@@ -26,10 +26,10 @@ public class ReportJob {
     private final String instanceId;
     private final long workMillis;
 
-    public ReportJob(StringRedisTemplate redis, @Value("${sample.instance-id}") String instanceId,
+    public ReportJob(StringRedisTemplate redis, SampleInstance instance,
             @Value("${sample.report-job.work-millis:2000}") long workMillis) {
         this.redis = redis;
-        this.instanceId = instanceId;
+        this.instanceId = instance.id();
         this.workMillis = workMillis;
     }
 

@@ -6,7 +6,6 @@ import java.util.Map;
 
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -24,12 +23,12 @@ public class SampleController {
     private final String instanceId;
 
     public SampleController(LedgerService ledger, StaleWriteDemo staleWriteDemo, ReportJob reportJob,
-            RedisLockTemplate locks, @Value("${sample.instance-id}") String instanceId) {
+            RedisLockTemplate locks, SampleInstance instance) {
         this.ledger = ledger;
         this.staleWriteDemo = staleWriteDemo;
         this.reportJob = reportJob;
         this.locks = locks;
-        this.instanceId = instanceId;
+        this.instanceId = instance.id();
     }
 
     @PostMapping("/ledger/{account}/deposit")

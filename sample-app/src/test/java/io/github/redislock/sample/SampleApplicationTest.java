@@ -45,12 +45,33 @@ class SampleApplicationTest {
     }
 
     static ConfigurableApplicationContext boot(String instanceId) {
-        return new SpringApplicationBuilder(SampleApplication.class).run(
+        return bootWith("--sample.instance-id=" + instanceId);
+    }
+
+    static ConfigurableApplicationContext bootWith(String... extraArgs) {
+        List<String> args = new java.util.ArrayList<>(List.of(
                 "--server.port=0",
                 "--spring.data.redis.port=" + redis.port(),
-                "--sample.instance-id=" + instanceId,
                 "--sample.report-job.cron=* * * * * *",
-                "--sample.report-job.work-millis=400");
+                "--sample.report-job.work-millis=400"));
+        args.addAll(List.of(extraArgs));
+        return new SpringApplicationBuilder(SampleApplication.class).run(args.toArray(String[]::new));
+    }
+
+    @Test
+    void anInstanceWithoutAConfiguredIdRecordsItsJobRunsUnderTheIdItsEndpointShows() throws Exception {
+        try (ConfigurableApplicationContext unnamed = bootWith()) {
+            String shown = get(unnamed, "/jobs/report/runs").get("thisInstance").toString();
+            assertThat(shown).isNotBlank();
+            ReportJob job = unnamed.getBean(ReportJob.class);
+            long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            boolean recorded = false;
+            while (!recorded && System.nanoTime() < end) {
+                job.run(); // skips while another instance holds the job's lock
+                recorded = job.recentRuns().stream().anyMatch(run -> run.startsWith(shown + " at "));
+            }
+            assertThat(recorded).as("a run recorded under the id the endpoint shows (" + shown + ")").isTrue();
+        }
     }
 
     @Test
