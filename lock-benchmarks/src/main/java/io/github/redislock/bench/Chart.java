@@ -12,7 +12,10 @@ final class Chart {
             new String[] {"S2 ops/s (16 threads, distinct keys)", "16 threads, distinct keys, ops/s"},
             new String[] {"S3 ops/s (16 threads, 1 JVM, one key)", "hot key, 16 threads, ops/s"},
             new String[] {"S3 ops/s (4 JVMs x 4 threads, one key)", "hot key, 4 JVMs x 4 threads, ops/s"},
-            new String[] {"S4 hand-off p50 µs", "hand-off p50, µs (lower is better)"});
+            new String[] {"S4 hand-off p50 µs", "hand-off p50, µs (lower is better)"},
+            new String[] {"S7 fair ops/s (4 JVMs x 4 threads, one key)", "fair hot key, 4 JVMs x 4 threads, ops/s"},
+            new String[] {"S8 ops/s (16 threads, 90 % reads, one key)", "read-mostly (90 % reads), 16 threads, ops/s"},
+            new String[] {"S9 ops/s (16 threads, semaphore of 4 permits)", "semaphore of 4, 16 threads, ops/s"});
 
     private Chart() {
     }

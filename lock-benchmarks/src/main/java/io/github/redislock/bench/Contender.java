@@ -2,9 +2,14 @@ package io.github.redislock.bench;
 
 import java.time.Duration;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
 
+import io.github.redislock.core.LockOptions;
+import io.github.redislock.core.PermitHandle;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedisSemaphore;
 import org.redisson.Redisson;
+import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -13,7 +18,10 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 
-/** One lock library under test, as one client: a {@link Lock} per key. */
+/**
+ * One lock library under test, as one client: a {@link Lock} per key, and for the libraries that have them
+ * ({@link #hasLockFamily}) a fair lock, a read/write lock and a semaphore per key.
+ */
 abstract class Contender implements AutoCloseable {
 
     static final String[] NAMES = {"redis-lock", "redisson", "si-pubsub", "si-spin"};
@@ -25,6 +33,31 @@ abstract class Contender implements AutoCloseable {
     }
 
     abstract Lock lock(String key);
+
+    /** Whether the named library has a fair lock, a read/write lock and a semaphore (Spring Integration has none). */
+    static boolean hasLockFamily(String name) {
+        return name.equals("redis-lock") || name.equals("redisson");
+    }
+
+    Lock fairLock(String key) {
+        throw new UnsupportedOperationException(name + " has no fair lock");
+    }
+
+    ReadWriteLock readWriteLock(String key) {
+        throw new UnsupportedOperationException(name + " has no read/write lock");
+    }
+
+    /** A semaphore on the key whose limit is {@code permits}. */
+    Permits semaphore(String key, int permits) {
+        throw new UnsupportedOperationException(name + " has no semaphore");
+    }
+
+    /** A library's semaphore, seen the same way for every library: one permit at a time. */
+    interface Permits {
+
+        /** Waits for one permit, without bound; running the result releases it. */
+        Runnable acquire() throws InterruptedException;
+    }
 
     /** A new client of the named library on {@code port}. */
     static Contender create(String name, int port) {
@@ -63,6 +96,26 @@ abstract class Contender implements AutoCloseable {
         }
 
         @Override
+        Lock fairLock(String key) {
+            return template.fairLock(key);
+        }
+
+        @Override
+        ReadWriteLock readWriteLock(String key) {
+            return template.readWriteLock(key);
+        }
+
+        @Override
+        Permits semaphore(String key, int permits) {
+            RedisSemaphore semaphore = template.semaphore(key, permits);
+            LockOptions waitForever = LockOptions.waitFor(LockOptions.WAIT_FOREVER);
+            return () -> {
+                PermitHandle permit = semaphore.acquire(waitForever);
+                return permit::release;
+            };
+        }
+
+        @Override
         public void close() {
             template.close();
             factory.destroy();
@@ -83,6 +136,26 @@ abstract class Contender implements AutoCloseable {
         @Override
         Lock lock(String key) {
             return client.getLock(key);
+        }
+
+        @Override
+        Lock fairLock(String key) {
+            return client.getFairLock(key);
+        }
+
+        @Override
+        ReadWriteLock readWriteLock(String key) {
+            return client.getReadWriteLock(key);
+        }
+
+        @Override
+        Permits semaphore(String key, int permits) {
+            RPermitExpirableSemaphore semaphore = client.getPermitExpirableSemaphore(key);
+            semaphore.trySetPermits(permits); // false when an earlier client set them: the key is the same every round
+            return () -> {
+                String id = semaphore.acquire();
+                return () -> semaphore.release(id);
+            };
         }
 
         @Override

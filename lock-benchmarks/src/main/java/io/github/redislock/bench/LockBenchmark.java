@@ -8,15 +8,25 @@ import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.redislock.test.RedisServerProcess;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
@@ -29,7 +39,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code docs/benchmarks.md} and {@code docs/benchmarks.svg}. Medians over several rounds.
  * <p>
  * {@code -Dbench.rounds=3} rounds, {@code -Dbench.seconds=1.5} per throughput window,
- * {@code -Dbench.docs=docs} where the report goes (empty: none).
+ * {@code -Dbench.docs=docs} where the report goes (empty: none), {@code -Dbench.only=S7,S8,S9} only the named
+ * scenarios (S1 to S9; a run of some scenarios writes no report unless {@code bench.docs} is given).
  */
 public final class LockBenchmark {
 
@@ -38,6 +49,7 @@ public final class LockBenchmark {
     private final int port;
     private final int rounds = Integer.getInteger("bench.rounds", 3);
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
+    private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
     private final Results results = new Results();
     private final List<String> problems = new ArrayList<>();
 
@@ -60,7 +72,8 @@ public final class LockBenchmark {
             benchmark.runAll(redis);
             String report = benchmark.report(redis, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
             System.out.println(report);
-            String docs = System.getProperty("bench.docs", "docs");
+            // a run of some scenarios must not replace the full report
+            String docs = System.getProperty("bench.docs", benchmark.only.isEmpty() ? "docs" : "");
             if (!docs.isEmpty()) {
                 Files.createDirectories(Path.of(docs));
                 Files.writeString(Path.of(docs, "benchmarks.md"), report);
@@ -85,22 +98,62 @@ public final class LockBenchmark {
     void runAll(RedisServerProcess redis) throws Exception {
         for (int round = 1; round <= rounds; round++) {
             System.out.printf("round %d of %d%n", round, rounds);
-            floor();
+            if (runs("S1")) {
+                floor();
+            }
             // a different library goes first each round, so none always runs on the coldest JVM
             List<String> order = new ArrayList<>(List.of(Contender.NAMES));
-            java.util.Collections.rotate(order, -(round - 1));
+            Collections.rotate(order, -(round - 1));
             for (String name : order) {
+                boolean family = Contender.hasLockFamily(name);
                 try (Contender one = Contender.create(name, port); Contender two = Contender.create(name, port)) {
-                    uncontended(one, round);
-                    distinctKeys(one);
-                    hotKeyOneJvm(one);
-                    handOff(one, two, name.equals("si-spin") ? 20 : 200);
-                    nested(one, redis);
+                    if (runs("S1")) {
+                        uncontended(one, round);
+                    }
+                    if (runs("S2")) {
+                        distinctKeys(one);
+                    }
+                    if (runs("S3")) {
+                        hotKeyOneJvm(one);
+                    }
+                    if (runs("S4")) {
+                        handOff(one, two, name.equals("si-spin") ? 20 : 200);
+                    }
+                    if (runs("S5")) {
+                        nested(one, redis);
+                    }
+                    if (family && runs("S8")) {
+                        readMostly(one);
+                    }
+                    if (family && runs("S9")) {
+                        semaphore(one);
+                    }
                 }
-                hotKeyFourJvms(name, redis);
+                if (runs("S3")) {
+                    hotKeyFourJvms(name, redis, false);
+                }
+                if (family && runs("S7")) {
+                    hotKeyFourJvms(name, redis, true);
+                }
             }
         }
-        memory();
+        if (runs("S6")) {
+            memory();
+        }
+    }
+
+    private boolean runs(String scenario) {
+        return only.isEmpty() || only.contains(scenario);
+    }
+
+    static Set<String> scenarios(String list) {
+        Set<String> scenarios = new LinkedHashSet<>();
+        for (String scenario : list.split(",")) {
+            if (!scenario.isBlank()) {
+                scenarios.add(scenario.trim().toUpperCase(Locale.ROOT));
+            }
+        }
+        return scenarios;
     }
 
     // S1 -------------------------------------------------------------------------------------------
@@ -185,16 +238,49 @@ public final class LockBenchmark {
      * @return operations per second
      */
     private double runThreads(int threads, java.util.function.IntFunction<Lock> lockOf, long[] counter) throws InterruptedException {
+        Throughput run = runCycles(threads, thread -> {
+            Lock lock = lockOf.apply(thread);
+            return () -> {
+                lock.lock();
+                try {
+                    if (counter != null) {
+                        counter[0] = counter[0] + 1; // not atomic: only the lock keeps it exact
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            };
+        });
+        if (counter != null && counter[0] != run.operations()) {
+            problems.add("hot key counter is " + counter[0] + " after " + run.operations() + " critical sections");
+        }
+        return run.perSecond();
+    }
+
+    /** One operation of a throughput scenario: acquire, the critical section, release. */
+    private interface Cycle {
+        void run() throws Exception;
+    }
+
+    private record Throughput(long operations, double seconds) {
+        double perSecond() {
+            return operations / seconds;
+        }
+    }
+
+    /** Runs {@code threads} threads that each repeat their own cycle until the window ends. */
+    private Throughput runCycles(int threads, java.util.function.IntFunction<Cycle> cycleOf) throws InterruptedException {
         long[] done = new long[threads];
         long windowNanos = (long) (seconds * 1e9);
         CountDownLatch ready = new CountDownLatch(threads);
         CountDownLatch go = new CountDownLatch(1);
         AtomicLong endAt = new AtomicLong();
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int thread = t;
             Thread worker = new Thread(() -> {
-                Lock lock = lockOf.apply(thread);
+                Cycle cycle = cycleOf.apply(thread);
                 ready.countDown();
                 try {
                     go.await();
@@ -202,16 +288,13 @@ public final class LockBenchmark {
                     return;
                 }
                 long ops = 0;
-                while (System.nanoTime() < endAt.get()) {
-                    lock.lock();
-                    try {
-                        if (counter != null) {
-                            counter[0] = counter[0] + 1; // not atomic: only the lock keeps it exact
-                        }
-                    } finally {
-                        lock.unlock();
+                try {
+                    while (System.nanoTime() < endAt.get()) {
+                        cycle.run();
+                        ops++;
                     }
-                    ops++;
+                } catch (Exception e) {
+                    failures.add(e.toString());
                 }
                 done[thread] = ops;
             });
@@ -226,21 +309,107 @@ public final class LockBenchmark {
             worker.join();
         }
         double elapsed = (System.nanoTime() - start) / 1e9;
-        long total = Arrays.stream(done).sum();
-        if (counter != null && counter[0] != total) {
-            problems.add("hot key counter is " + counter[0] + " after " + total + " critical sections");
-        }
-        return total / elapsed;
+        failures.forEach(failure -> problems.add("a worker thread failed: " + failure));
+        return new Throughput(Arrays.stream(done).sum(), elapsed);
     }
 
-    private void hotKeyFourJvms(String name, RedisServerProcess redis) throws IOException, InterruptedException {
-        String counterKey = "s3-counter:" + name;
+    // S7 lives in hotKeyFourJvms; S8, S9 -----------------------------------------------------------
+
+    /**
+     * S8: 16 threads on one key's read/write lock, 9 reads to 1 write. Readers only read; a writer bumps a plain
+     * counter. Any reader meeting a writer, or two writers meeting, is reported as a problem.
+     */
+    private void readMostly(Contender contender) throws InterruptedException {
+        String key = "s8:" + contender.name;
+        AtomicInteger readers = new AtomicInteger();
+        AtomicBoolean writing = new AtomicBoolean();
+        AtomicLong overlaps = new AtomicLong();
+        AtomicLong writes = new AtomicLong();
+        long[] written = {0};
+        Throughput run = runCycles(16, thread -> {
+            ReadWriteLock lock = contender.readWriteLock(key);
+            SplittableRandom random = new SplittableRandom(thread);
+            return () -> {
+                if (random.nextInt(10) == 0) {
+                    lock.writeLock().lock();
+                    try {
+                        if (!writing.compareAndSet(false, true) | readers.get() != 0) {
+                            overlaps.incrementAndGet();
+                        }
+                        written[0] = written[0] + 1; // not atomic: only the write lock keeps it exact
+                        writes.incrementAndGet();
+                        writing.set(false);
+                    } finally {
+                        lock.writeLock().unlock();
+                    }
+                } else {
+                    lock.readLock().lock();
+                    try {
+                        readers.incrementAndGet();
+                        if (writing.get()) {
+                            overlaps.incrementAndGet();
+                        }
+                        readers.decrementAndGet();
+                    } finally {
+                        lock.readLock().unlock();
+                    }
+                }
+            };
+        });
+        if (overlaps.get() != 0 || written[0] != writes.get()) {
+            problems.add(contender.name + ": S8 saw " + overlaps.get() + " overlaps of a writer with anyone; the write counter is "
+                    + written[0] + " after " + writes.get() + " writes");
+        }
+        results.add("S8 ops/s (16 threads, 90 % reads, one key)", contender.name, run.perSecond());
+        progress("S8", contender.name, run);
+    }
+
+    /** S9: 16 threads share a semaphore of 4 permits, each acquiring one permit and releasing it. */
+    private void semaphore(Contender contender) throws InterruptedException {
+        String key = "s9:" + contender.name;
+        int permits = 4;
+        AtomicInteger holders = new AtomicInteger();
+        AtomicLong tooMany = new AtomicLong();
+        Throughput run = runCycles(16, thread -> {
+            Contender.Permits semaphore = contender.semaphore(key, permits);
+            return () -> {
+                Runnable release = semaphore.acquire();
+                try {
+                    if (holders.incrementAndGet() > permits) {
+                        tooMany.incrementAndGet();
+                    }
+                    holders.decrementAndGet();
+                } finally {
+                    release.run();
+                }
+            };
+        });
+        if (tooMany.get() != 0) {
+            problems.add(contender.name + ": S9 saw more than " + permits + " holders at once " + tooMany.get() + " times");
+        }
+        results.add("S9 ops/s (16 threads, semaphore of 4 permits)", contender.name, run.perSecond());
+        progress("S9", contender.name, run);
+    }
+
+    /** A line per run: a window that took far longer than set means threads were still waiting when it ended. */
+    private static void progress(String scenario, String contender, Throughput run) {
+        System.out.printf(Locale.ROOT, "%s %s: %,d operations in %.2f s%n", scenario, contender, run.operations(), run.seconds());
+    }
+
+    /**
+     * S3 across JVMs, or with {@code fair} S7: 4 worker JVMs x 4 threads on one key, with the library's lock or
+     * its fair lock; for S7 also the spread of how long each acquisition waited, over all 16 threads.
+     */
+    private void hotKeyFourJvms(String name, RedisServerProcess redis, boolean fair) throws IOException, InterruptedException {
+        String scenario = fair ? "s7" : "s3";
+        String counterKey = scenario + "-counter:" + name;
         redis.command("SET", counterKey, "0");
         List<Process> processes = new ArrayList<>();
         List<BufferedReader> outputs = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             Process process = new ProcessBuilder(javaCommand("hot-key-worker", name, String.valueOf(port), "4",
-                    String.valueOf(seconds), "s3-4jvm:" + name, counterKey)).redirectErrorStream(true).start();
+                    String.valueOf(seconds), scenario + "-4jvm:" + name, counterKey, fair ? "fair" : "exclusive"))
+                    .redirectErrorStream(true).start();
             processes.add(process);
             outputs.add(new BufferedReader(new InputStreamReader(process.getInputStream())));
         }
@@ -254,12 +423,16 @@ public final class LockBenchmark {
             process.getOutputStream().flush();
         }
         long total = 0;
+        List<Long> waits = new ArrayList<>();
         for (int i = 0; i < processes.size(); i++) {
             Process process = processes.get(i);
             String last = null;
             try (BufferedReader out = outputs.get(i)) {
                 for (String line; (line = out.readLine()) != null;) {
                     last = line.startsWith("ops ") ? line : last;
+                    if (line.startsWith("waits ")) {
+                        Arrays.stream(line.substring(6).trim().split(" ")).map(Long::valueOf).forEach(waits::add);
+                    }
                 }
             }
             process.waitFor(60, TimeUnit.SECONDS);
@@ -271,9 +444,21 @@ public final class LockBenchmark {
         }
         long counter = Long.parseLong(redis.command("GET", counterKey));
         if (counter != total) {
-            problems.add(name + ": the 4-JVM counter is " + counter + " after " + total + " critical sections");
+            problems.add(name + ": the " + scenario.toUpperCase(Locale.ROOT) + " 4-JVM counter is " + counter + " after "
+                    + total + " critical sections");
         }
-        results.add("S3 ops/s (4 JVMs x 4 threads, one key)", name, total / seconds);
+        if (!fair) {
+            results.add("S3 ops/s (4 JVMs x 4 threads, one key)", name, total / seconds);
+            return;
+        }
+        results.add("S7 fair ops/s (4 JVMs x 4 threads, one key)", name, total / seconds);
+        if (waits.isEmpty()) {
+            problems.add(name + ": the S7 workers reported no waits");
+            return;
+        }
+        waits.sort(null);
+        results.add("S7 fair wait p50 µs", name, waits.get(waits.size() / 2));
+        results.add("S7 fair wait p99 µs", name, waits.get(Math.min(waits.size() - 1, waits.size() * 99 / 100)));
     }
 
     // S4 -------------------------------------------------------------------------------------------
@@ -397,8 +582,10 @@ public final class LockBenchmark {
                 .append(seconds).append(" s windows; the run took ").append(tookSeconds).append(" s.\n\n");
         md.append("Peers: Redisson ").append(org.redisson.Redisson.class.getPackage().getImplementationVersion() == null ? ""
                 : org.redisson.Redisson.class.getPackage().getImplementationVersion())
-                .append(" `RLock`; Spring Integration `RedisLockRegistry` with PUB_SUB_LOCK (si-pubsub) and SPIN_LOCK (si-spin). ")
-                .append("Every library is used through `java.util.concurrent.locks.Lock`, each on its own client.\n\n");
+                .append(" `RLock` (S7: `RFairLock`, S8: `RReadWriteLock`, S9: `RPermitExpirableSemaphore`); Spring Integration ")
+                .append("`RedisLockRegistry` with PUB_SUB_LOCK (si-pubsub) and SPIN_LOCK (si-spin), which has no fair, read/write or ")
+                .append("semaphore type (\"–\" in S7 to S9). ")
+                .append("Every lock is used through `java.util.concurrent.locks.Lock` or `ReadWriteLock`, each library on its own client.\n\n");
         md.append("![benchmarks](benchmarks.svg)\n\n");
         md.append("| scenario | ").append(String.join(" | ", Contender.NAMES)).append(" | ours/redisson | ours/si-pubsub | ours/si-spin |\n");
         md.append("| --- |").append(" ---: |".repeat(Contender.NAMES.length + 3)).append('\n');
@@ -443,6 +630,15 @@ public final class LockBenchmark {
                   row above shows far slower ones (this shared host, some days), compare S4 with Redisson's figure from the
                   same run instead.
                 - **S5.** Our nested acquisitions never leave the JVM; Redisson's reentrancy is counted in Redis.
+                - **S7.** Our `fairLock(key)` against Redisson's `getFairLock(key)`, 4 worker JVMs x 4 threads as in S3
+                  (each critical section a non-atomic GET/SET of a shared Redis counter). "Wait" is from calling `lock()`
+                  to holding the lock, over every acquisition of the 16 threads: with 16 in the queue it is about 15
+                  hold-and-hand-over cycles, so its p50 follows the ops/s and its p99 shows how even the turns are.
+                - **S8.** 16 threads in one JVM on one `ReadWriteLock`, each operation a read (9 in 10) or a write, chosen
+                  by a seeded random per thread; ours `readWriteLock(key)`, Redisson's `getReadWriteLock(key)`.
+                - **S9.** 16 threads in one JVM on one semaphore of 4 permits, each taking one permit and giving it back;
+                  ours `semaphore(key, 4)` with no wait limit, Redisson's `getPermitExpirableSemaphore(key)` after
+                  `trySetPermits(4)`, `acquire()` and `release(id)`.
                 - **S6.** Heap per held lock includes the caller's `Lock` object; "retained" counts the live objects of
                   the library's own classes after every lock is released (a class histogram after a full GC).
                 - Spring Integration 7.1 first tries `DELEX`, a Redis 8 command, to unlock; on this Redis 7.0 the
@@ -473,8 +669,10 @@ public final class LockBenchmark {
         return String.format(Locale.ROOT, "%.2f×", ours / peer);
     }
 
-    /** Every measured value, per metric and contender, in insertion order. */
+    /** Every measured value, per metric and contender; metrics by scenario number, then in insertion order. */
     static final class Results {
+
+        private static final Pattern SCENARIO = Pattern.compile("^S(\\d+)");
 
         private final Map<String, Map<String, List<Double>>> values = new LinkedHashMap<>();
 
@@ -483,7 +681,14 @@ public final class LockBenchmark {
         }
 
         synchronized List<String> metrics() {
-            return new ArrayList<>(values.keySet());
+            List<String> metrics = new ArrayList<>(values.keySet());
+            metrics.sort(Comparator.comparingInt(Results::scenarioNumber)); // stable: insertion order within one
+            return metrics;
+        }
+
+        private static int scenarioNumber(String metric) {
+            Matcher number = SCENARIO.matcher(metric);
+            return number.find() ? Integer.parseInt(number.group(1)) : Integer.MAX_VALUE;
         }
 
         synchronized Double median(String metric, String contender) {

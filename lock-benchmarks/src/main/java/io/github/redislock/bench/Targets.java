@@ -31,6 +31,9 @@ final class Targets {
         row(sb, "S6 ≤ 1 KB of heap per held lock", perLock, null, perLock, "%.0f bytes", v -> v <= 1024);
         Double retained = r.median("S6 KB of the library's own objects retained after release", ours);
         row(sb, "S6 nothing retained after release", retained, null, retained, "%.1f KB", v -> v <= 1);
+        ratioRow(sb, r, "S7 fair ops/s (4 JVMs x 4 threads, one key)", "redisson", "S7 fair hot key at least 5× Redisson's fair lock", 5.0);
+        ratioRow(sb, r, "S8 ops/s (16 threads, 90 % reads, one key)", "redisson", "S8 read-mostly at least 2× Redisson's", 2.0);
+        ratioRow(sb, r, "S9 ops/s (16 threads, semaphore of 4 permits)", "redisson", "S9 semaphore at least 2× Redisson's", 2.0);
         return sb.toString();
     }
 

@@ -3,6 +3,7 @@ package io.github.redislock.bench;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,8 +19,10 @@ final class Workers {
     }
 
     /**
-     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key>}: warms up, prints
-     * {@code ready}, starts its window at the first line on standard input, prints {@code ops <count>}.
+     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair]}: warms up,
+     * prints {@code ready}, starts its window at the first line on standard input, prints {@code ops <count>}. With
+     * {@code fair} it takes the library's fair lock and also prints {@code waits <µs> <µs> ...}: how long each
+     * acquisition in the window waited.
      */
     static void hotKey(String[] args) throws Exception {
         String name = args[1];
@@ -28,17 +31,20 @@ final class Workers {
         long windowNanos = (long) (Double.parseDouble(args[4]) * 1e9);
         String key = args[5];
         String counterKey = args[6];
+        boolean fair = args.length > 7 && args[7].equals("fair");
         JedisConnectionFactory counterConnection = Contender.jedis(port);
         StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
         try (Contender contender = Contender.create(name, port)) {
             AtomicLong total = new AtomicLong();
+            List<long[]> waitsPerThread = new ArrayList<>();
             CountDownLatch warmedUp = new CountDownLatch(threads);
             CountDownLatch go = new CountDownLatch(1);
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 Thread worker = new Thread(() -> {
-                    Lock lock = contender.lock(key);
-                    Lock warmUp = contender.lock(key + ":warm-up:" + Thread.currentThread().getId());
+                    Lock lock = fair ? contender.fairLock(key) : contender.lock(key);
+                    String warmUpKey = key + ":warm-up:" + Thread.currentThread().getId();
+                    Lock warmUp = fair ? contender.fairLock(warmUpKey) : contender.lock(warmUpKey);
                     for (int i = 0; i < 300; i++) { // a cold JVM would spend the window compiling
                         warmUp.lock();
                         warmUp.unlock();
@@ -47,8 +53,16 @@ final class Workers {
                     awaitQuietly(go);
                     long end = System.nanoTime() + windowNanos;
                     long ops = 0;
+                    long[] waits = new long[fair ? 1024 : 0];
                     while (System.nanoTime() < end) {
+                        long asked = fair ? System.nanoTime() : 0;
                         lock.lock();
+                        if (fair) {
+                            if (ops == waits.length) {
+                                waits = Arrays.copyOf(waits, waits.length * 2);
+                            }
+                            waits[(int) ops] = System.nanoTime() - asked;
+                        }
                         try {
                             // GET then SET: not atomic, only the lock keeps the shared counter exact
                             long value = Long.parseLong(counter.opsForValue().get(counterKey));
@@ -59,6 +73,11 @@ final class Workers {
                         ops++;
                     }
                     total.addAndGet(ops);
+                    if (fair) {
+                        synchronized (waitsPerThread) {
+                            waitsPerThread.add(Arrays.copyOf(waits, (int) ops));
+                        }
+                    }
                 });
                 workers.add(worker);
                 worker.start();
@@ -72,6 +91,15 @@ final class Workers {
                 worker.join();
             }
             System.out.println("ops " + total.get());
+            if (fair) {
+                StringBuilder line = new StringBuilder("waits");
+                for (long[] waits : waitsPerThread) {
+                    for (long nanos : waits) {
+                        line.append(' ').append(nanos / 1000);
+                    }
+                }
+                System.out.println(line);
+            }
         } finally {
             counterConnection.destroy();
         }

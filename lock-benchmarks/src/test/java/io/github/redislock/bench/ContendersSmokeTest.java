@@ -3,11 +3,15 @@ package io.github.redislock.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
 
 import io.github.redislock.test.RedisServerProcess;
 import org.junit.jupiter.api.Test;
 
-/** Keeps the benchmark runnable: every library locks and unlocks on a real Redis, and the report renders. No speed is asserted. */
+/**
+ * Keeps the benchmark runnable: every library locks and unlocks on a real Redis (and the fair, read/write and
+ * semaphore types where it has them), and the report renders. No speed is asserted.
+ */
 class ContendersSmokeTest {
 
     @Test
@@ -23,11 +27,39 @@ class ContendersSmokeTest {
                     first.unlock();
                 }
             }
+            for (String name : Contender.NAMES) {
+                if (!Contender.hasLockFamily(name)) {
+                    continue;
+                }
+                try (Contender one = Contender.create(name, redis.port()); Contender two = Contender.create(name, redis.port())) {
+                    Lock fair = one.fairLock("smoke-fair");
+                    fair.lock();
+                    ReadWriteLock readWrite = one.readWriteLock("smoke-rw");
+                    readWrite.readLock().lock();
+                    Runnable permit = one.semaphore("smoke-semaphore", 1).acquire();
+                    Thread other = new Thread(() -> {
+                        assertThat(two.fairLock("smoke-fair").tryLock()).as(name + " fair").isFalse();
+                        ReadWriteLock theirs = two.readWriteLock("smoke-rw");
+                        assertThat(theirs.writeLock().tryLock()).as(name + " write while read").isFalse();
+                        assertThat(theirs.readLock().tryLock()).as(name + " read while read").isTrue();
+                        theirs.readLock().unlock();
+                    });
+                    other.start();
+                    other.join();
+                    permit.run();
+                    readWrite.readLock().unlock();
+                    fair.unlock();
+                }
+            }
             LockBenchmark.Results results = new LockBenchmark.Results();
             results.add("S1 ops/s", LockBenchmark.OURS, 100);
             results.add("S1 ops/s", "redisson", 50);
             assertThat(Chart.svg(results)).startsWith("<svg").contains("redis-lock");
-            assertThat(Targets.evaluate(results)).contains("S1 ops/s at least 1.3× Redisson's | 2.00× redisson | yes");
+            results.add("S7 fair ops/s (4 JVMs x 4 threads, one key)", LockBenchmark.OURS, 400);
+            results.add("S7 fair ops/s (4 JVMs x 4 threads, one key)", "redisson", 100);
+            assertThat(Targets.evaluate(results)).contains("S1 ops/s at least 1.3× Redisson's | 2.00× redisson | yes")
+                    .contains("S7 fair hot key at least 5× Redisson's fair lock | 4.00× redisson | **no**")
+                    .contains("S8 read-mostly at least 2× Redisson's | not measured");
         }
     }
 }
