@@ -476,7 +476,7 @@ public final class ChaosRun implements AutoCloseable {
                 failures.add(o.scenario() + ": " + v.overlaps() + " overlapping critical sections");
             }
             if (o.promise() == Promise.EXCLUSION_APART_FROM_PAUSED && v.overlapsAmongOthers() > 0) {
-                failures.add(o.scenario() + ": " + v.overlapsAmongOthers() + " overlapping critical sections not involving a paused holder");
+                failures.add(o.scenario() + ": " + v.overlapsAmongOthers() + " overlapping critical sections not involving a stalled holder (paused, or told its lease ran out)");
             }
             if (o.fenced() && v.staleAccepted() > 0) {
                 failures.add(o.scenario() + ": " + v.staleAccepted() + " stale writes accepted");
@@ -508,7 +508,7 @@ public final class ChaosRun implements AutoCloseable {
                 .append(repetitions).append(" times (the no-fault run is one stretch). Every pause catches a holder inside its ")
                 .append("critical section (the resource holds back the reply to a worker's read until that worker is stopped); recovery runs ")
                 .append("from the end of a fault to the next accepted write.\n\n");
-        md.append("| scenario | promise | critical sections | overlaps | overlaps not involving a paused holder "
+        md.append("| scenario | promise | critical sections | overlaps | overlaps not involving a stalled holder "
                 + "| paused holders that wrote after the pause | lost updates | stale writes accepted | stale writes rejected "
                 + "| duplicate / decreasing tokens | abandoned (isHeld false) | loss signalled | recovery p50 / p99 ms | left behind |\n");
         md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |\n");

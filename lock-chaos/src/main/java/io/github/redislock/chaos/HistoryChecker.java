@@ -11,8 +11,11 @@ import java.util.Set;
 /**
  * Checks a recorded history against the mutex model. A critical section runs from a worker's read to
  * its write (or to its abandoning the write); sections that wrote must not overlap. Overlaps are also
- * counted apart from the sections of holders the controller paused: a paused holder may overlap its
- * successor (that is what fencing is for), but it must never make two other holders overlap.
+ * counted apart from the sections of stalled holders: those the controller paused, and those told that their
+ * lease ran out before they could renew it (a process starved of CPU on a loaded machine is paused just the
+ * same). A stalled holder may overlap its successor (that is what fencing is for), but it must never make two
+ * other holders overlap. A holder told that Redis no longer had its lock is not exempt: that is what a paused
+ * holder's release deleting someone else's lock would look like.
  */
 public final class HistoryChecker {
 
@@ -30,7 +33,7 @@ public final class HistoryChecker {
 
     /**
      * @param pausedTokens fencing tokens of the holders the controller paused; overlaps involving their
-     *        sections are left out of {@link Verdict#overlapsAmongOthers()}
+     *        sections, or those of holders told their lease ran out, are left out of {@link Verdict#overlapsAmongOthers()}
      */
     public static Verdict check(List<Event> history, long finalValue, Set<Long> pausedTokens) {
         List<Event> events = new ArrayList<>(history);
@@ -44,6 +47,8 @@ public final class HistoryChecker {
         int acceptedWrites = 0;
         long highestSeen = 0;
         Set<Long> lostTokens = new HashSet<>();
+        // holders told their lease ran out before they could renew it: stalled, as a paused holder is
+        Set<Long> stalledTokens = new HashSet<>(pausedTokens);
         for (Event e : events) {
             switch (e.type()) {
                 case "read" -> {
@@ -70,6 +75,10 @@ public final class HistoryChecker {
                     abandoned++;
                 }
                 case "lost" -> lostTokens.add(e.token());
+                case "lost-stalled" -> {
+                    lostTokens.add(e.token());
+                    stalledTokens.add(e.token());
+                }
                 default -> {
                     // marks
                 }
@@ -83,7 +92,7 @@ public final class HistoryChecker {
                 long[] b = sections.get(j);
                 if (a[0] < b[1] && b[0] < a[1] && !sectionWorkers.get(i).equals(sectionWorkers.get(j))) {
                     overlaps++;
-                    if (!pausedTokens.contains(a[2]) && !pausedTokens.contains(b[2])) {
+                    if (!stalledTokens.contains(a[2]) && !stalledTokens.contains(b[2])) {
                         overlapsAmongOthers++;
                     }
                 }

@@ -65,7 +65,10 @@ public final class Worker {
         RedisLockTemplate locks = new RedisLockTemplate(redis,
                 RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis)));
         Worker worker = new Worker(id, resourcePort, checkHeld);
-        locks.addLockLostListener((lock, reason) -> worker.record("/event?type=lost&worker=" + id + "-watchdog&token="
+        // a lease that ran out here means this process was stalled past it (a pause, or starved of CPU on a loaded
+        // machine); "gone" means Redis no longer had it, which a stall of this process cannot explain
+        locks.addLockLostListener((lock, reason) -> worker.record("/event?type="
+                + (reason.contains("ran out") ? "lost-stalled" : "lost") + "&worker=" + id + "-watchdog&token="
                 + lock.fencingToken()));
         System.out.println("worker " + id + " ready, pid " + ProcessHandle.current().pid());
 

@@ -59,4 +59,23 @@ class HistoryCheckerTest {
         assertThat(v.pausedWrites()).isEqualTo(1);
         assertThat(HistoryChecker.check(history, 2).overlapsAmongOthers()).isEqualTo(4);
     }
+
+    @Test
+    void aHolderToldItsLeaseRanOutCountsAsStalledButOneToldItsLockWasGoneDoesNot() {
+        // b was starved past its lease (told "ran out") and overlaps c: like a paused holder, not a broken lock
+        List<Event> starved = List.of(
+                new Event(10, "read", "b-0", 2, 0, true), new Event(20, "read", "c-0", 3, 0, true),
+                new Event(25, "lost-stalled", "b-watchdog", 2, 0, true),
+                new Event(30, "write", "c-0", 3, 1, true), new Event(40, "write", "b-0", 2, 1, true));
+        HistoryChecker.Verdict stalled = HistoryChecker.check(starved, 1, Set.of());
+        assertThat(stalled.overlaps()).isEqualTo(1);
+        assertThat(stalled.overlapsAmongOthers()).isZero();
+        assertThat(stalled.lostTokens()).containsExactly(2L);
+        // the same overlap where b was told Redis no longer had its lock (someone deleted it): still counted
+        List<Event> deleted = List.of(
+                new Event(10, "read", "b-0", 2, 0, true), new Event(20, "read", "c-0", 3, 0, true),
+                new Event(25, "lost", "b-watchdog", 2, 0, true),
+                new Event(30, "write", "c-0", 3, 1, true), new Event(40, "write", "b-0", 2, 1, true));
+        assertThat(HistoryChecker.check(deleted, 1, Set.of()).overlapsAmongOthers()).isEqualTo(1);
+    }
 }
