@@ -17,8 +17,8 @@ import org.junit.platform.commons.support.HierarchyTraversalMode;
 import org.junit.platform.commons.support.ReflectionSupport;
 
 /**
- * Runs the Redis a test class asks for with {@link WithRedis}, {@link WithRedisCluster} or
- * {@link WithRedisSentinel}, and hands it to the test: into its fields of that type (static fields
+ * Runs the Redis a test class asks for with {@link WithRedis}, {@link WithRedisCluster},
+ * {@link WithRedisSentinel} or {@link WithRedisNodes}, and hands it to the test: into its fields of that type (static fields
  * before {@code @BeforeAll}, instance fields before {@code @BeforeEach}) and to the methods that take
  * it as a parameter.
  * <p>
@@ -31,7 +31,7 @@ public final class RedisExtension implements BeforeAllCallback, BeforeEachCallba
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RedisExtension.class);
 
     private static final List<Class<? extends AutoCloseable>> TYPES =
-            List.of(RedisServerProcess.class, RedisClusterProcesses.class, RedisSentinelProcesses.class);
+            List.of(RedisServerProcess.class, RedisClusterProcesses.class, RedisSentinelProcesses.class, RedisNodes.class);
 
     @Override
     public void beforeAll(ExtensionContext context) {
@@ -109,12 +109,19 @@ public final class RedisExtension implements BeforeAllCallback, BeforeEachCallba
             return AnnotationSupport.findAnnotation(testClass, WithRedisSentinel.class).map(sentinel -> new Wanted(
                     sentinel.freshForEachTest(), RedisSentinelProcesses::start));
         }
+        if (type == RedisNodes.class) {
+            return AnnotationSupport.findAnnotation(testClass, WithRedisNodes.class).map(nodes -> new Wanted(
+                    nodes.freshForEachTest(), () -> RedisNodes.start(nodes.value())));
+        }
         return Optional.empty();
     }
 
     private static String annotationFor(Class<?> type) {
         if (type == RedisClusterProcesses.class) {
             return "@WithRedisCluster";
+        }
+        if (type == RedisNodes.class) {
+            return "@WithRedisNodes";
         }
         return type == RedisSentinelProcesses.class ? "@WithRedisSentinel" : "@WithRedis";
     }

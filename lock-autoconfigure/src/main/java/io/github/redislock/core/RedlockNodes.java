@@ -1,0 +1,296 @@
+package io.github.redislock.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+import io.github.redislock.core.LockScripts.AcquireReply;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The independent Redis masters of a {@link RedlockTemplate} and the quorum calls made on them. Every call goes to
+ * all nodes at once, one pooled thread per node, so an acquisition costs one round trip to the slowest node of the
+ * majority, not one per node; the caller waits only until the replies settle the question (a majority said yes, or
+ * a majority no longer can) or the time allowed runs out. Each node runs the engine's own scripts
+ * ({@code acquire.lua}, {@code renew.lua}, {@code release.lua} through {@link LockScripts}); the only Redlock script
+ * is {@code redlock-fence.lua}, which raises a node's fencing counter to the token the majority handed out.
+ */
+final class RedlockNodes implements AutoCloseable {
+
+    private static final RedisScript<Long> RAISE_FENCE = LockScripts.load("redlock-fence");
+
+    /**
+     * How long a node's fencing counter keeps the last Redlock token. A later acquisition that reaches the node
+     * within it gets a higher token from the counter; after it, from the node's clock (see {@link RedlockTemplate}).
+     */
+    static final Duration FENCE_MEMORY = Duration.ofMinutes(1);
+
+    private final List<Node> nodes;
+    private final int quorum;
+    private final RedisLockKeys keys;
+    private final ExecutorService calls;
+
+    /** One Redis master: its name in messages, its client and the engine's scripts on it. */
+    record Node(String name, StringRedisTemplate redis, LockScripts scripts) {
+    }
+
+    RedlockNodes(Map<String, StringRedisTemplate> nodes, RedisLockKeys keys, String clientId) {
+        List<Node> list = new ArrayList<>();
+        nodes.forEach((name, redis) -> list.add(new Node(name, redis, new LockScripts(redis, keys, clientId))));
+        this.nodes = List.copyOf(list);
+        this.quorum = list.size() / 2 + 1;
+        this.keys = keys;
+        AtomicInteger threads = new AtomicInteger();
+        this.calls = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), task -> {
+            Thread thread = new Thread(task, "redis-lock-redlock-" + threads.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    int size() {
+        return nodes.size();
+    }
+
+    int quorum() {
+        return quorum;
+    }
+
+    List<String> names() {
+        return nodes.stream().map(Node::name).toList();
+    }
+
+    /**
+     * Takes the lock for {@code owner} on every node that grants it, with the engine's {@code acquire.lua} (not
+     * registering as a waiter). With a majority, the token is the highest of the majority's, and is written back to
+     * every node's fencing counter; a majority must acknowledge that too.
+     *
+     * @param replyNanos how long to wait for the nodes' replies at most
+     * @return the token (&gt; 0) on success; else the reason, and whether a majority could not be reached at all
+     */
+    Attempt acquire(String key, String owner, long leaseMillis, long driftNanos, long replyNanos) {
+        long start = System.nanoTime();
+        long validityNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis) - driftNanos;
+        long deadline = start + Math.min(replyNanos, Math.max(validityNanos, 0));
+        Replies<AcquireReply> grants = callAll(node -> node.scripts().acquire(key, owner, leaseMillis, 0, false), deadline,
+                r -> r.count(AcquireReply::acquired) >= quorum || r.count(reply -> !reply.acquired()) + r.failed() > size() - quorum);
+        long granted = grants.count(AcquireReply::acquired);
+        if (granted < quorum) {
+            long refused = grants.count(reply -> !reply.acquired());
+            boolean unreachable = refused + granted < quorum;
+            String reason = granted + " of " + size() + " Redis nodes granted it (a majority is " + quorum + "), "
+                    + refused + " had it held by another owner" + grants.failures();
+            return Attempt.failed(reason, unreachable);
+        }
+        long token = grants.values().stream().filter(AcquireReply::acquired).mapToLong(AcquireReply::token).max().orElseThrow();
+        String counter = keys.fence(key);
+        String memory = Long.toString(FENCE_MEMORY.toMillis());
+        Replies<Long> raised = callAll(node -> node.redis().execute(RAISE_FENCE, List.of(counter), Long.toString(token), memory),
+                deadline, r -> r.values().size() >= quorum || r.failed() > size() - quorum);
+        if (raised.values().size() < quorum) {
+            return Attempt.failed("only " + raised.values().size() + " of " + size() + " Redis nodes recorded its fencing token "
+                    + "(a majority is " + quorum + ")" + raised.failures(), true);
+        }
+        long validUntil = start + validityNanos;
+        long now = System.nanoTime();
+        if (now - validUntil >= 0) {
+            return Attempt.failed("a majority granted it, but only after " + TimeUnit.NANOSECONDS.toMillis(now - start)
+                    + " ms, when its lease of " + leaseMillis + " ms had (nearly) run out", false);
+        }
+        return new Attempt(token, validUntil, null, false);
+    }
+
+    /**
+     * Extends {@code owner}'s lease on every node with the engine's {@code renew.lua}; a node that no longer holds it
+     * for {@code owner} (restarted without persistence, say) is asked to grant it again, so the holding goes back to
+     * every node it can. Only renewals count towards the majority: a lock a majority lost is lost, even when the
+     * free nodes would grant it again.
+     */
+    Renewal renew(String key, String owner, long leaseMillis, long replyNanos) {
+        long start = System.nanoTime();
+        Replies<Boolean> renewed = callAll(node -> {
+            if (node.scripts().renew(key, owner, leaseMillis)) {
+                return true;
+            }
+            node.scripts().acquire(key, owner, leaseMillis, 0, false); // back on this node, if it is free
+            return false;
+        }, start + replyNanos, r -> r.values().size() + r.failed() == size());
+        long held = renewed.count(Boolean::booleanValue);
+        long gone = renewed.count(still -> !still);
+        return new Renewal(start, held >= quorum, gone > size() - quorum,
+                held + " of " + size() + " Redis nodes still held it (a majority is " + quorum + "), " + gone + " no longer did"
+                        + renewed.failures());
+    }
+
+    /**
+     * Releases {@code owner}'s lock on every node, also those that did not answer the acquisition (its request may
+     * still land there), waiting for the replies up to {@code replyNanos}.
+     *
+     * @return how many nodes said {@code owner} still held the lock there
+     */
+    long release(String key, String owner, long replyNanos) {
+        Replies<Boolean> released = callAll(node -> node.scripts().release(key, owner).wasOwner(), System.nanoTime() + replyNanos,
+                r -> r.values().size() + r.failed() == size());
+        return released.count(Boolean::booleanValue);
+    }
+
+    /** Like {@link #release}, without waiting for the replies. */
+    void releaseInBackground(String key, String owner) {
+        for (Node node : nodes) {
+            calls.execute(() -> {
+                try {
+                    node.scripts().release(key, owner);
+                } catch (RuntimeException ignored) {
+                    // the lease ends it on that node
+                }
+            });
+        }
+    }
+
+    /**
+     * Sends {@code call} to every node at once and collects the replies until {@code settled} holds, every node
+     * answered, or the deadline passed. An interrupt does not cut the wait short (it is bounded by the deadline);
+     * the flag is restored afterwards.
+     */
+    <T> Replies<T> callAll(Function<Node, T> call, long deadlineNanos, Predicate<Replies<T>> settled) {
+        BlockingQueue<Outcome<T>> done = new LinkedBlockingQueue<>();
+        for (Node node : nodes) {
+            calls.execute(() -> {
+                try {
+                    done.add(new Outcome<>(node, call.apply(node), null));
+                } catch (RuntimeException e) {
+                    done.add(new Outcome<>(node, null, e));
+                }
+            });
+        }
+        Replies<T> replies = new Replies<>(names());
+        boolean interrupted = false;
+        try {
+            while (replies.pending() > 0 && !settled.test(replies)) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                Outcome<T> outcome;
+                try {
+                    outcome = done.poll(left, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                }
+                if (outcome != null) {
+                    replies.add(outcome);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return replies;
+    }
+
+    @Override
+    public void close() {
+        calls.shutdown();
+    }
+
+    private record Outcome<T>(Node node, T value, RuntimeException error) {
+    }
+
+    /** The replies of one call so far: the answers, the failures by node, and the nodes yet to answer. */
+    static final class Replies<T> {
+
+        private final List<T> values = new ArrayList<>();
+        private final Map<String, String> errors = new LinkedHashMap<>();
+        private final List<String> waiting;
+
+        Replies(List<String> names) {
+            this.waiting = new ArrayList<>(names);
+        }
+
+        void add(Outcome<T> outcome) {
+            waiting.remove(outcome.node().name());
+            if (outcome.error() == null) {
+                values.add(outcome.value());
+            } else {
+                errors.put(outcome.node().name(), rootMessage(outcome.error()));
+            }
+        }
+
+        List<T> values() {
+            return values;
+        }
+
+        long count(Predicate<T> test) {
+            return values.stream().filter(test).count();
+        }
+
+        /** Nodes that failed or did not answer in time. */
+        long failed() {
+            return errors.size();
+        }
+
+        int pending() {
+            return waiting.size();
+        }
+
+        /** "; 127.0.0.1:7001 failed: Connection refused; 127.0.0.1:7002 did not answer in time", or "". */
+        String failures() {
+            StringBuilder sb = new StringBuilder();
+            errors.forEach((name, error) -> sb.append("; ").append(name).append(" failed: ").append(error));
+            waiting.forEach(name -> sb.append("; ").append(name).append(" did not answer in time"));
+            return sb.toString();
+        }
+
+        private static String rootMessage(Throwable error) {
+            Throwable root = error;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            String message = root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+            return root == error ? message : error.getClass().getSimpleName() + " (" + message + ")";
+        }
+    }
+
+    /**
+     * One acquisition attempt on all nodes.
+     *
+     * @param token the fencing token when acquired, else 0
+     * @param validUntilNanos until when (System.nanoTime) the majority's holding is valid
+     * @param failure why it was not acquired
+     * @param unreachable whether a majority of nodes could not be reached (rather than another owner holding it)
+     */
+    record Attempt(long token, long validUntilNanos, String failure, boolean unreachable) {
+
+        static Attempt failed(String failure, boolean unreachable) {
+            return new Attempt(0, 0, failure, unreachable);
+        }
+
+        boolean acquired() {
+            return token > 0;
+        }
+    }
+
+    /**
+     * One renewal on all nodes.
+     *
+     * @param startNanos when it was sent: the new lease counts from there
+     * @param held whether a majority renewed it
+     * @param lost whether so many nodes no longer held it that a majority cannot
+     */
+    record Renewal(long startNanos, boolean held, boolean lost, String description) {
+    }
+}

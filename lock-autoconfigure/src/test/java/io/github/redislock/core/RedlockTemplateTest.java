@@ -1,0 +1,235 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.RedisNodes;
+import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedisNodes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/** Redlock over five independent redis-server masters, all of them up. */
+@WithRedisNodes(5)
+class RedlockTemplateTest {
+
+    RedisNodes nodes;
+    RedlockClients clients;
+    String key;
+
+    @BeforeEach
+    void connect(TestInfo test) {
+        clients = new RedlockClients(nodes);
+        key = "redlock:" + test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() {
+        clients.close();
+    }
+
+    /** One critical section: who was in it, when, with which token, and what it read and wrote. */
+    record Section(long enter, long exit, long token) {
+    }
+
+    @Test
+    void onlyOneClientAtATimeHoldsTheLockAcrossClientsAndThreads() throws Exception {
+        int clientCount = 4;
+        int threadsPerClient = 2;
+        int rounds = 15;
+        List<RedlockTemplate> templates = new ArrayList<>();
+        for (int i = 0; i < clientCount; i++) {
+            templates.add(clients.template());
+        }
+        long[] counter = {0}; // read-sleep-write, deliberately not atomic: two holders at once lose an increment
+        Collection<Section> sections = new ConcurrentLinkedQueue<>();
+        ExecutorService pool = Executors.newFixedThreadPool(clientCount * threadsPerClient);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (RedlockTemplate template : templates) {
+                for (int t = 0; t < threadsPerClient; t++) {
+                    done.add(pool.submit(() -> {
+                        for (int r = 0; r < rounds; r++) {
+                            template.execute(key, LockOptions.waitFor(Duration.ofSeconds(60)), handle -> {
+                                long enter = System.nanoTime();
+                                long read = counter[0];
+                                Thread.sleep(1);
+                                counter[0] = read + 1;
+                                sections.add(new Section(enter, System.nanoTime(), handle.fencingToken()));
+                                return null;
+                            });
+                        }
+                        return null;
+                    }));
+                }
+            }
+            for (Future<?> future : done) {
+                future.get(5, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        int total = clientCount * threadsPerClient * rounds;
+        assertThat(counter[0]).isEqualTo(total);
+        List<Section> ordered = new ArrayList<>(sections);
+        ordered.sort(Comparator.comparingLong(Section::enter));
+        for (int i = 1; i < ordered.size(); i++) {
+            Section before = ordered.get(i - 1);
+            Section after = ordered.get(i);
+            assertThat(after.enter()).as("section %d entered before section %d left", i, i - 1).isGreaterThan(before.exit());
+            assertThat(after.token()).as("fencing token of section %d", i).isGreaterThan(before.token());
+        }
+    }
+
+    @Test
+    void theLockIsHeldOnEveryNodeAndItsTokenIsRecordedInEveryNodesCounter() {
+        RedlockTemplate template = clients.template();
+        try (LockHandle handle = template.acquire(key, LockOptions.tryOnce())) {
+            for (RedisServerProcess node : nodes.nodes()) {
+                assertThat(node.command("GET", "redis-lock:{" + key + "}")).startsWith(template.clientId());
+                // a node whose grant came after the majority's counts on from its own, higher token
+                assertThat(Long.parseLong(node.command("GET", "redis-lock:{" + key + "}:fence")))
+                        .isGreaterThanOrEqualTo(handle.fencingToken());
+            }
+        }
+        for (RedisServerProcess node : nodes.nodes()) {
+            assertThat(node.command("EXISTS", "redis-lock:{" + key + "}")).isEqualTo("0");
+        }
+    }
+
+    @Test
+    void aSecondClientIsRefusedWhileTheFirstHoldsTheLockAndGetsAHigherTokenAfter() {
+        RedlockTemplate first = clients.template();
+        RedlockTemplate second = clients.template();
+        LockHandle held = first.acquire(key, LockOptions.tryOnce());
+        assertThat(second.tryAcquire(key, LockOptions.waitFor(Duration.ofMillis(200)))).isEmpty();
+        assertThatThrownBy(() -> second.acquire(key, LockOptions.tryOnce())).isInstanceOf(LockNotAcquiredException.class)
+                .hasMessageContaining(key).hasMessageContaining("held by another owner");
+        held.release();
+        try (LockHandle next = second.acquire(key, LockOptions.tryOnce())) {
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
+    void theHoldingThreadReentersWithoutAnotherAcquisitionAndReleasesWithTheOutermostHold() {
+        RedlockTemplate template = clients.template();
+        RedlockTemplate other = clients.template();
+        LockHandle outer = template.acquire(key, LockOptions.tryOnce());
+        LockHandle inner = template.acquire(key, LockOptions.tryOnce());
+        assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+        inner.release();
+        assertThat(outer.isHeld()).isTrue();
+        assertThat(other.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+        outer.release();
+        assertThat(template.localLockCount()).isZero();
+        assertThat(other.tryAcquire(key, LockOptions.tryOnce())).hasValueSatisfying(LockHandle::release);
+    }
+
+    @Test
+    void theLockViewIsReentrantAndExcludesOtherClients() {
+        RedlockTemplate template = clients.template();
+        RedlockTemplate other = clients.template();
+        java.util.concurrent.locks.Lock lock = template.lock(key);
+        lock.lock();
+        lock.lock();
+        lock.unlock();
+        assertThat(other.lock(key).tryLock()).isFalse();
+        lock.unlock();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+        java.util.concurrent.locks.Lock otherLock = other.lock(key);
+        assertThat(otherLock.tryLock()).isTrue();
+        otherLock.unlock();
+    }
+
+    @Test
+    void acquisitionGoesToEveryNodeAtOnceSoItCostsAboutOneRoundTripNotOnePerNode() {
+        long delayMillis = 100;
+        RedlockTemplate slow = clients.template(RedisLockConfig.defaults(), client -> new DelayedScripts(client, delayMillis));
+        long best = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            long start = System.nanoTime();
+            LockHandle handle = slow.acquire(key, LockOptions.tryOnce());
+            long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            handle.release();
+            best = Math.min(best, took);
+        }
+        // an acquisition is two parallel rounds (acquire, then record the token): about 2 delays; one after another
+        // it would be 2 * 5 = 10 delays
+        System.out.println("Redlock acquisition on 5 nodes, each call delayed " + delayMillis + " ms: " + best + " ms (best of 3)");
+        assertThat(best).isGreaterThanOrEqualTo(2 * delayMillis).isLessThan(5 * delayMillis);
+    }
+
+    @Test
+    void locksOtherThanTheExclusiveOneAreRefusedClearly() {
+        RedlockTemplate template = clients.template();
+        assertThatThrownBy(() -> template.readWriteLock(key)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("read/write locks");
+        assertThatThrownBy(() -> template.fairLock(key)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("fair locks");
+        assertThatThrownBy(() -> template.semaphore(key, 2)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("semaphores");
+    }
+
+    @Test
+    void anEvenNumberOrFewerThanThreeNodesIsRefused() {
+        Map<String, StringRedisTemplate> four = new LinkedHashMap<>(clients.clients());
+        four.remove(four.keySet().iterator().next());
+        assertThatThrownBy(() -> new RedlockTemplate(four, RedisLockConfig.defaults(), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("odd number").hasMessageContaining("4");
+        assertThatThrownBy(() -> new RedlockTemplate(List.of(), RedisLockConfig.defaults()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 3");
+    }
+
+    @Test
+    void acquireAllTakesEveryKeyOnTheNodes() {
+        RedlockTemplate template = clients.template();
+        RedlockTemplate other = clients.template();
+        try (MultiLockHandle both = template.acquireAll(List.of(key + ":b", key + ":a"), LockOptions.tryOnce())) {
+            assertThat(both.keys()).containsExactly(key + ":a", key + ":b");
+            Optional<MultiLockHandle> refused = other.tryAcquireAll(List.of(key + ":a"), LockOptions.tryOnce());
+            assertThat(refused).isEmpty();
+        }
+    }
+
+    /** Real Redis, every script call delayed first: a node far away. */
+    static final class DelayedScripts extends StringRedisTemplate {
+
+        private final StringRedisTemplate delegate;
+        private final long delayMillis;
+
+        DelayedScripts(StringRedisTemplate delegate, long delayMillis) {
+            super(delegate.getRequiredConnectionFactory());
+            this.delegate = delegate;
+            this.delayMillis = delayMillis;
+        }
+
+        @Override
+        public <T> T execute(RedisScript<T> script, List<String> keys, Object... args) {
+            try {
+                Thread.sleep(delayMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return delegate.execute(script, keys, args);
+        }
+    }
+}
