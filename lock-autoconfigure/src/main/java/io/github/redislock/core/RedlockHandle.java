@@ -17,6 +17,7 @@ final class RedlockHandle implements LockHandle {
     private final Consumer<RedlockHandle> release;
     private volatile long validUntilNanos;
     private volatile String lostReason;
+    private volatile String renewalTrouble;
     private volatile ScheduledFuture<?> renewal;
     private boolean released;
 
@@ -86,8 +87,14 @@ final class RedlockHandle implements LockHandle {
         return validUntilNanos;
     }
 
-    void renewed(long validUntilNanos) {
+    /** @param trouble why the last renewal did not reach a majority, or {@code null} when it did */
+    void renewed(long validUntilNanos, String trouble) {
         this.validUntilNanos = validUntilNanos;
+        this.renewalTrouble = trouble;
+    }
+
+    String renewalTrouble() {
+        return renewalTrouble;
     }
 
     /** @return whether this call marked it lost (it was not already) */

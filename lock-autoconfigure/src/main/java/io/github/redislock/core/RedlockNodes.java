@@ -84,15 +84,17 @@ final class RedlockNodes implements AutoCloseable {
         long start = System.nanoTime();
         long validityNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis) - driftNanos;
         long deadline = start + Math.min(replyNanos, Math.max(validityNanos, 0));
+        // settled when a majority granted, refused (held by another owner) or failed; a split waits for the rest
         Replies<AcquireReply> grants = callAll(node -> node.scripts().acquire(key, owner, leaseMillis, 0, false), deadline,
-                r -> r.count(AcquireReply::acquired) >= quorum || r.count(reply -> !reply.acquired()) + r.failed() > size() - quorum);
+                r -> r.count(AcquireReply::acquired) >= quorum || r.count(reply -> !reply.acquired()) >= quorum
+                        || r.failed() >= quorum);
         long granted = grants.count(AcquireReply::acquired);
         if (granted < quorum) {
             long refused = grants.count(reply -> !reply.acquired());
-            boolean unreachable = refused + granted < quorum;
+            boolean unreachable = grants.failed() + grants.pending() >= quorum;
             String reason = granted + " of " + size() + " Redis nodes granted it (a majority is " + quorum + "), "
                     + refused + " had it held by another owner" + grants.failures();
-            return Attempt.failed(reason, unreachable);
+            return Attempt.failed(reason, unreachable, granted);
         }
         long token = grants.values().stream().filter(AcquireReply::acquired).mapToLong(AcquireReply::token).max().orElseThrow();
         String counter = keys.fence(key);
@@ -101,15 +103,15 @@ final class RedlockNodes implements AutoCloseable {
                 deadline, r -> r.values().size() >= quorum || r.failed() > size() - quorum);
         if (raised.values().size() < quorum) {
             return Attempt.failed("only " + raised.values().size() + " of " + size() + " Redis nodes recorded its fencing token "
-                    + "(a majority is " + quorum + ")" + raised.failures(), true);
+                    + "(a majority is " + quorum + ")" + raised.failures(), true, granted);
         }
         long validUntil = start + validityNanos;
         long now = System.nanoTime();
         if (now - validUntil >= 0) {
             return Attempt.failed("a majority granted it, but only after " + TimeUnit.NANOSECONDS.toMillis(now - start)
-                    + " ms, when its lease of " + leaseMillis + " ms had (nearly) run out", false);
+                    + " ms, when its lease of " + leaseMillis + " ms had (nearly) run out", false, granted);
         }
-        return new Attempt(token, validUntil, null, false);
+        return new Attempt(token, validUntil, null, false, granted);
     }
 
     /**
@@ -141,8 +143,16 @@ final class RedlockNodes implements AutoCloseable {
      * @return how many nodes said {@code owner} still held the lock there
      */
     long release(String key, String owner, long replyNanos) {
+        return release(key, owner, size(), replyNanos);
+    }
+
+    /**
+     * Like {@link #release(String, String, long)}, but done waiting once {@code holders} nodes said they released it
+     * (those known to have granted it): a node that does not answer does not hold up a failed attempt's retry.
+     */
+    long release(String key, String owner, long holders, long replyNanos) {
         Replies<Boolean> released = callAll(node -> node.scripts().release(key, owner).wasOwner(), System.nanoTime() + replyNanos,
-                r -> r.values().size() + r.failed() == size());
+                r -> r.values().size() + r.failed() == size() || r.count(Boolean::booleanValue) >= holders);
         return released.count(Boolean::booleanValue);
     }
 
@@ -272,11 +282,12 @@ final class RedlockNodes implements AutoCloseable {
      * @param validUntilNanos until when (System.nanoTime) the majority's holding is valid
      * @param failure why it was not acquired
      * @param unreachable whether a majority of nodes could not be reached (rather than another owner holding it)
+     * @param granted how many nodes granted it
      */
-    record Attempt(long token, long validUntilNanos, String failure, boolean unreachable) {
+    record Attempt(long token, long validUntilNanos, String failure, boolean unreachable, long granted) {
 
-        static Attempt failed(String failure, boolean unreachable) {
-            return new Attempt(0, 0, failure, unreachable);
+        static Attempt failed(String failure, boolean unreachable, long granted) {
+            return new Attempt(0, 0, failure, unreachable, granted);
         }
 
         boolean acquired() {

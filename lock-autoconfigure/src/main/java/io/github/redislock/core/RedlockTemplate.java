@@ -368,9 +368,19 @@ public final class RedlockTemplate implements AutoCloseable {
                     }
                     return handle;
                 }
-                nodes.releaseInBackground(key, owner);
-                long sleepMillis = ThreadLocalRandom.current().nextLong(RETRY_MIN_MILLIS, RETRY_MAX_MILLIS + 1);
                 left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
+                if (left <= 0) {
+                    // the last attempt: released on every node before the caller hears of it, so nothing is left
+                    // half-held where a node answered late (a node that does not answer is not waited for long)
+                    nodes.release(key, owner, Math.min(replyNanos, MIN_REPLY_NANOS));
+                } else if (attempt.granted() > 0) {
+                    // released before the next attempt, so this one's grants hold up nobody, and on the nodes that did
+                    // not answer too, where the request may still land
+                    nodes.release(key, owner, attempt.granted(), replyNanos);
+                } else {
+                    nodes.releaseInBackground(key, owner);
+                }
+                long sleepMillis = ThreadLocalRandom.current().nextLong(RETRY_MIN_MILLIS, RETRY_MAX_MILLIS + 1);
                 if (left <= 0) {
                     if (attempt.unreachable()) {
                         throw new LockNotAcquiredException(key, wait, new DataAccessResourceFailureException("a majority of the Redlock nodes could not be reached: "
@@ -408,7 +418,9 @@ public final class RedlockTemplate implements AutoCloseable {
         }
         String ranOut = handle.lostReason();
         if (ranOut != null) {
-            lost(handle, ranOut);
+            String trouble = handle.renewalTrouble();
+            lost(handle, trouble == null ? ranOut
+                    : "the watchdog could not renew it on a majority before its lease ran out: " + trouble);
             return;
         }
         try {
@@ -418,12 +430,13 @@ public final class RedlockTemplate implements AutoCloseable {
                 return;
             }
             if (renewal.held()) {
-                handle.renewed(renewal.startNanos() + TimeUnit.MILLISECONDS.toNanos(leaseMillis) - driftNanos);
+                handle.renewed(renewal.startNanos() + TimeUnit.MILLISECONDS.toNanos(leaseMillis) - driftNanos, null);
             } else if (renewal.lost()) {
                 lost(handle, "the watchdog found it lost: " + renewal.description());
             } else if (System.nanoTime() - handle.validUntilNanos() >= 0) {
                 lost(handle, "the watchdog could not renew it on a majority before its lease ran out: " + renewal.description());
             } else {
+                handle.renewed(handle.validUntilNanos(), renewal.description());
                 log.warn("Could not renew Redlock '{}' on a majority ({}); retrying", handle.key(), renewal.description());
             }
         } catch (RuntimeException e) {
