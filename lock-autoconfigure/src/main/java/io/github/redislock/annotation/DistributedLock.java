@@ -78,4 +78,12 @@ public @interface DistributedLock {
      * single key and the default {@code type}.
      */
     int permits() default 0;
+
+    /**
+     * Whether to take the lock over the independent Redis masters of {@code redis-lock.redlock.nodes} (Redlock: held
+     * while a majority of them hold it) rather than on the application's Redis. Exclusive locks only (the default
+     * {@code type}, no {@code permits}); the application fails to start when a method asks for it and no Redlock nodes
+     * are configured.
+     */
+    boolean redlock() default false;
 }

@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.function.Supplier;
 
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedlockTemplate;
 import org.aopalliance.aop.Advice;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
@@ -43,9 +44,20 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
      */
     public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, StringValueResolver placeholders,
             BeanFactory beanReferences, int order) {
+        this(template, () -> {
+            throw new IllegalStateException("@DistributedLock(redlock = true) needs a RedlockTemplate, and there is none: "
+                    + "set redis-lock.redlock.nodes");
+        }, placeholders, beanReferences, order);
+    }
+
+    /**
+     * @param redlock supplies the Redlock template for {@code redlock = true} methods on first use
+     */
+    public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, Supplier<RedlockTemplate> redlock,
+            StringValueResolver placeholders, BeanFactory beanReferences, int order) {
         LockKeyExpressions expressions = new LockKeyExpressions(beanReferences);
         this.operations = new DistributedLockOperationSource(placeholders, new DistributedLockOperationParser(expressions));
-        this.interceptor = new DistributedLockInterceptor(template, operations, new LockKeyResolver(expressions));
+        this.interceptor = new DistributedLockInterceptor(template, redlock, operations, new LockKeyResolver(expressions));
         setOrder(order);
     }
 
@@ -66,5 +78,11 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
      */
     public void validate(Method method, Class<?> targetClass) {
         operations.find(method, targetClass);
+    }
+
+    /** Whether the method's annotation asks for Redlock ({@code redlock = true}); it must be valid. */
+    public boolean usesRedlock(Method method, Class<?> targetClass) {
+        DistributedLockOperation operation = operations.find(method, targetClass);
+        return operation != null && operation.redlock;
     }
 }

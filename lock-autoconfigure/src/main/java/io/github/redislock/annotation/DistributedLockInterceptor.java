@@ -10,6 +10,7 @@ import io.github.redislock.core.MultiLockHandle;
 import io.github.redislock.core.PermitHandle;
 import io.github.redislock.core.RedisSemaphore;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedlockTemplate;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.ProxyMethodInvocation;
@@ -29,12 +30,14 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             DistributedLockInterceptor.class.getClassLoader());
 
     private final Supplier<RedisLockTemplate> template;
+    private final Supplier<RedlockTemplate> redlock;
     private final DistributedLockOperationSource operations;
     private final LockKeyResolver keyResolver;
 
-    DistributedLockInterceptor(Supplier<RedisLockTemplate> template, DistributedLockOperationSource operations,
-            LockKeyResolver keyResolver) {
+    DistributedLockInterceptor(Supplier<RedisLockTemplate> template, Supplier<RedlockTemplate> redlock,
+            DistributedLockOperationSource operations, LockKeyResolver keyResolver) {
         this.template = template;
+        this.redlock = redlock;
         this.operations = operations;
         this.keyResolver = keyResolver;
     }
@@ -91,6 +94,9 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 
     /** Takes the keys with the operation's lock type: the exclusive lock, or a side of the read/write lock. */
     private MultiLockHandle acquireAll(DistributedLockOperation operation, SortedSet<String> keys) {
+        if (operation.redlock) {
+            return redlock.get().acquireAll(keys, operation.options);
+        }
         return switch (operation.type) {
             case READ -> template.get().acquireAll(keys, operation.options, LockMode.READ);
             case WRITE -> template.get().acquireAll(keys, operation.options, LockMode.WRITE);
@@ -99,6 +105,9 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     private Optional<MultiLockHandle> tryAcquireAll(DistributedLockOperation operation, SortedSet<String> keys) {
+        if (operation.redlock) {
+            return redlock.get().tryAcquireAll(keys, operation.options);
+        }
         return switch (operation.type) {
             case READ -> template.get().tryAcquireAll(keys, operation.options, LockMode.READ);
             case WRITE -> template.get().tryAcquireAll(keys, operation.options, LockMode.WRITE);

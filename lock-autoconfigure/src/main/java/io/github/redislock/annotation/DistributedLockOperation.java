@@ -27,9 +27,11 @@ final class DistributedLockOperation {
     final LockType type;
     /** A semaphore's permit limit, one permit per call; 0 for a lock. */
     final int permits;
+    /** Whether the lock is taken over the Redlock nodes rather than the application's Redis. */
+    final boolean redlock;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
-            OnFailure onFailure, int fencingTokenParameter, LockType type, int permits) {
+            OnFailure onFailure, int fencingTokenParameter, LockType type, int permits, boolean redlock) {
         this.method = method;
         this.description = description;
         this.name = name;
@@ -39,6 +41,7 @@ final class DistributedLockOperation {
         this.fencingTokenParameter = fencingTokenParameter;
         this.type = type;
         this.permits = permits;
+        this.redlock = redlock;
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */

@@ -35,6 +35,11 @@ final class DistributedLockOperationParser {
             String resolvedLease) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
         checkPermits(lock, where);
+        if (lock.redlock() && (lock.type() != LockType.EXCLUSIVE || lock.permits() > 0)) {
+            throw new IllegalStateException(where + ": redlock = true supports the exclusive lock only, not "
+                    + (lock.permits() > 0 ? "a semaphore (permits = " + lock.permits() + ")" : "type = " + lock.type())
+                    + "; remove redlock = true or use the default type");
+        }
         Duration wait;
         Duration lease;
         try {
@@ -95,7 +100,7 @@ final class DistributedLockOperationParser {
             }
         }
         return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
-                lock.type(), lock.permits());
+                lock.type(), lock.permits(), lock.redlock());
     }
 
     /** A semaphore ({@code permits} of 1 or more) takes one key and no lock type: refuses anything else. */

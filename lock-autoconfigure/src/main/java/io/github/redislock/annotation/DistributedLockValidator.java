@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedlockTemplate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.framework.AopProxyUtils;
@@ -94,6 +95,13 @@ public final class DistributedLockValidator implements SmartInitializingSingleto
                 advisor.validate(invocable, userClass);
             } catch (IllegalStateException e) {
                 throw new BeanCreationException(beanName, e.getMessage(), e);
+            }
+            if (advisor.usesRedlock(invocable, userClass)
+                    && beanFactory.getBeanNamesForType(RedlockTemplate.class, true, false).length == 0) {
+                throw new BeanCreationException(beanName, "@DistributedLock on " + DistributedLockOperation.describe(invocable,
+                        userClass) + " asks for redlock = true, but no Redlock nodes are configured: set "
+                        + "redis-lock.redlock.nodes to the independent Redis masters (an odd number, at least 3, e.g. "
+                        + "redis://host1:6379,redis://host2:6379,redis://host3:6379), or define a RedlockTemplate bean");
             }
         }, method -> method.getDeclaringClass() != Object.class && !method.isBridge() && !method.isSynthetic());
         return found[0];

@@ -3,6 +3,7 @@ package io.github.redislock.autoconfigure;
 import io.github.redislock.annotation.DistributedLockAdvisor;
 import io.github.redislock.annotation.DistributedLockValidator;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedlockTemplate;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -54,11 +55,12 @@ public final class RedisLockAutoConfiguration {
     @ConditionalOnMissingBean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static DistributedLockAdvisor distributedLockAdvisor(ObjectProvider<RedisLockTemplate> template,
-            ConfigurableListableBeanFactory beanFactory, Environment environment) {
+            ObjectProvider<RedlockTemplate> redlock, ConfigurableListableBeanFactory beanFactory, Environment environment) {
         // bound here rather than injected: the advisor is created early, before most beans
         RedisLockProperties settings = Binder.get(environment).bind("redis-lock", RedisLockProperties.class)
                 .orElseGet(RedisLockProperties::new);
-        return new DistributedLockAdvisor(SingletonSupplier.of(template::getObject), new EmbeddedValueResolver(beanFactory),
+        return new DistributedLockAdvisor(SingletonSupplier.of(template::getObject), SingletonSupplier.of(redlock::getObject),
+                new EmbeddedValueResolver(beanFactory),
                 settings.isAllowBeanReferences() ? beanFactory : null, settings.getAdvisorOrder());
     }
 

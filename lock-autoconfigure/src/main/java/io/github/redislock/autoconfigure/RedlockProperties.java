@@ -1,0 +1,43 @@
+package io.github.redislock.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Redlock settings under {@code redis-lock.redlock.*}: the independent Redis masters that
+ * {@code @DistributedLock(redlock = true)} and the {@code redlockTemplate} bean lock over.
+ */
+@ConfigurationProperties("redis-lock.redlock")
+public class RedlockProperties {
+
+    /**
+     * Independent Redis masters to lock over with Redlock, as redis://[user:password@]host:port[/db] (rediss:// for
+     * TLS); an odd number, at least 3. Setting them adds the redlockTemplate bean.
+     */
+    private List<String> nodes = new ArrayList<>();
+
+    /**
+     * How long to wait for one Redlock node's reply (its client's connect and command timeout); a node slower than
+     * this counts as failed for that attempt.
+     */
+    private Duration timeout = Duration.ofSeconds(1);
+
+    public List<String> getNodes() {
+        return nodes;
+    }
+
+    public void setNodes(List<String> nodes) {
+        this.nodes = nodes;
+    }
+
+    public Duration getTimeout() {
+        return timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+        this.timeout = timeout;
+    }
+}

@@ -1,0 +1,221 @@
+package io.github.redislock.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.annotation.DistributedLock;
+import io.github.redislock.annotation.LockContext;
+import io.github.redislock.annotation.LockType;
+import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedlockTemplate;
+import io.github.redislock.test.RedisNodes;
+import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedisNodes;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/** {@code redis-lock.redlock.*} and {@code @DistributedLock(redlock = true)} on five real, independent masters. */
+@WithRedisNodes(5)
+class RedlockAutoConfigurationTest {
+
+    static RedisNodes nodes;
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
+                        RedisLockAutoConfiguration.class, RedlockAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.port=" + nodes.node(0).port());
+    }
+
+    private static String nodesProperty() {
+        return "redis-lock.redlock.nodes=" + String.join(",", nodes.uris());
+    }
+
+    @Test
+    void withoutRedlockNodesThereIsNoRedlockTemplate() {
+        runner().run(context -> assertThat(context).hasSingleBean(RedisLockTemplate.class)
+                .doesNotHaveBean(RedlockTemplate.class));
+    }
+
+    @Test
+    void redlockNodesAddARedlockTemplateNextToTheApplicationsTemplateUsingLettuceByDefault() {
+        runner().withPropertyValues(nodesProperty(), "redis-lock.redlock.timeout=750ms", "redis-lock.key-prefix=shop")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(RedisLockTemplate.class).hasSingleBean(RedlockTemplate.class)
+                            .hasBean("redlockTemplate");
+                    RedlockTemplate redlock = context.getBean(RedlockTemplate.class);
+                    assertThat(redlock.nodeNames()).containsExactlyElementsOf(
+                            nodes.nodes().stream().map(n -> n.host() + ":" + n.port()).toList());
+                    assertThat(redlock.quorum()).isEqualTo(3);
+                    assertThat(redlock.config().keyPrefix()).isEqualTo("shop");
+                    assertThat(context.getBean(RedlockConnections.class).templates().values())
+                            .allSatisfy(t -> assertThat(t.getConnectionFactory()).isInstanceOf(LettuceConnectionFactory.class));
+                    int holding = redlock.execute("boot:lettuce", io.github.redislock.core.LockOptions.tryOnce(), handle -> {
+                        int count = 0;
+                        for (RedisServerProcess node : nodes.nodes()) {
+                            count += node.command("EXISTS", "shop:{boot:lettuce}").equals("1") ? 1 : 0;
+                        }
+                        return count;
+                    });
+                    // held once a majority granted it; the others' grants may land a moment later
+                    assertThat(holding).isBetween(3, 5);
+                });
+    }
+
+    @Test
+    void theNodesUseJedisWhenItIsTheApplicationsDriver() {
+        runner().withClassLoader(new FilteredClassLoader("io.lettuce")).withPropertyValues(nodesProperty()).run(context -> {
+            assertThat(context.getBean(RedlockConnections.class).templates().values())
+                    .allSatisfy(t -> assertThat(t.getConnectionFactory()).isInstanceOf(JedisConnectionFactory.class));
+            try (var handle = context.getBean(RedlockTemplate.class).acquire("boot:jedis",
+                    io.github.redislock.core.LockOptions.tryOnce())) {
+                assertThat(handle.fencingToken()).isPositive();
+            }
+        });
+    }
+
+    @Test
+    void anAnnotatedRedlockMethodExcludesConcurrentCallsAndHoldsTheLockOnTheNodes() {
+        runner().withPropertyValues(nodesProperty()).withUserConfiguration(LedgerConfig.class).run(context -> {
+            Ledger ledger = context.getBean(Ledger.class);
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            try {
+                List<Future<?>> calls = new ArrayList<>();
+                for (int i = 0; i < 40; i++) {
+                    calls.add(pool.submit(() -> {
+                        ledger.add("acct-1");
+                        return null;
+                    }));
+                }
+                for (Future<?> call : calls) {
+                    call.get(2, TimeUnit.MINUTES);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(ledger.balance()).isEqualTo(40);
+            assertThat(ledger.nodesHoldingDuringCall()).isBetween(3, 5);
+            assertThat(ledger.lastToken()).isPositive();
+        });
+    }
+
+    @Test
+    void aRedlockAnnotationWithoutRedlockNodesStopsTheApplicationNamingTheProperty() {
+        runner().withUserConfiguration(LedgerConfig.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasMessageContaining("Ledger.add(String)")
+                    .hasMessageContaining("redlock = true").hasMessageContaining("redis-lock.redlock.nodes");
+        });
+    }
+
+    @Test
+    void aRedlockAnnotationOnAReadLockStopsTheApplication() {
+        runner().withPropertyValues(nodesProperty()).withUserConfiguration(ReadLockConfig.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("redlock = true supports the exclusive "
+                    + "lock only, not type = READ");
+        });
+    }
+
+    @Test
+    void anEvenNumberOfNodesStopsTheApplicationSayingWhy() {
+        runner().withPropertyValues("redis-lock.redlock.nodes=" + String.join(",", nodes.uris().subList(0, 4))).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("redis-lock.redlock.nodes lists 4 node(s)")
+                    .hasMessageContaining("odd number");
+        });
+    }
+
+    @Test
+    void aMalformedNodeStopsTheApplicationNamingTheEntry() {
+        runner().withPropertyValues("redis-lock.redlock.nodes=redis://a:1,http://b:2,redis://c:3").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("redis-lock.redlock.nodes[1]")
+                    .hasMessageContaining("must start with redis://");
+        });
+    }
+
+    @Test
+    void nodeAddressesCarryUserPasswordDatabaseAndTls() {
+        RedlockConnections.Address address = RedlockConnections.Address.parse("rediss://app:s3cr%40t@cache-1:6380/2", "n[0]");
+        assertThat(address).isEqualTo(new RedlockConnections.Address("cache-1", 6380, "app", "s3cr@t", 2, true));
+        assertThat(address.name()).isEqualTo("cache-1:6380").doesNotContain("s3cr");
+        assertThat(RedlockConnections.Address.parse("redis://pw@h", "n[0]"))
+                .isEqualTo(new RedlockConnections.Address("h", 6379, null, "pw", 0, false));
+        assertThatThrownBy(() -> RedlockConnections.Address.parse("redis://h:1/x", "n[2]")).hasMessageContaining("n[2]")
+                .hasMessageContaining("database number");
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class LedgerConfig {
+
+        @Bean
+        Ledger ledger() {
+            return new Ledger();
+        }
+    }
+
+    public static class Ledger {
+
+        int balance; // read-sleep-write, not atomic: concurrent calls that both ran would lose an update
+        volatile int nodesHoldingDuringCall;
+        volatile long lastToken;
+
+        @DistributedLock(key = "'ledger:' + #account", waitTime = "60s", redlock = true)
+        public void add(String account) throws InterruptedException {
+            int read = balance;
+            Thread.sleep(2);
+            balance = read + 1;
+            int holding = 0;
+            for (RedisServerProcess node : nodes.nodes()) {
+                holding += node.command("EXISTS", "redis-lock:{ledger:" + account + "}").equals("1") ? 1 : 0;
+            }
+            nodesHoldingDuringCall = holding;
+            lastToken = LockContext.fencingToken();
+        }
+
+        // read through methods: the bean is a proxy, its fields are not the target's
+        public int balance() {
+            return balance;
+        }
+
+        public int nodesHoldingDuringCall() {
+            return nodesHoldingDuringCall;
+        }
+
+        public long lastToken() {
+            return lastToken;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReadLockConfig {
+
+        @Bean
+        ReadLocked readLocked() {
+            return new ReadLocked();
+        }
+    }
+
+    public static class ReadLocked {
+
+        @DistributedLock(key = "'r'", type = LockType.READ, redlock = true)
+        public void read() {
+        }
+    }
+}
