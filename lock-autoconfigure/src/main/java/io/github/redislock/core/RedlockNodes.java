@@ -73,23 +73,32 @@ final class RedlockNodes implements AutoCloseable {
     }
 
     /**
-     * Takes the lock for {@code owner} on every node that grants it, with the engine's {@code acquire.lua} (not
-     * registering as a waiter). With a majority, the token is the highest of the majority's, and is written back to
-     * every node's fencing counter; a majority must acknowledge that too.
+     * Takes the lock for {@code owner} on every node that grants it, with the engine's {@code acquire.lua}. With a
+     * majority, the token is the highest of the majority's, and is written back to every node's fencing counter; a
+     * majority must acknowledge that too.
      *
+     * @param retryMillis when the caller will try again at the latest if this attempt fails (0: it will not): each
+     *        node then registers this client as waiting, so a release there keeps the lock for the clients that waited
+     *        longest for a moment ({@code release.lua}'s turn) and a contender that did not wait cannot overtake them
+     * @param registered whether an earlier attempt may have registered this client (withdrawn on success)
      * @param replyNanos how long to wait for the nodes' replies at most
      * @return the token (&gt; 0) on success; else the reason, and whether a majority could not be reached at all
      */
-    Attempt acquire(String key, String owner, long leaseMillis, long driftNanos, long replyNanos) {
+    Attempt acquire(String key, String owner, long leaseMillis, long driftNanos, long replyNanos, long retryMillis,
+            boolean registered) {
         long start = System.nanoTime();
         long validityNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis) - driftNanos;
         long deadline = start + Math.min(replyNanos, Math.max(validityNanos, 0));
         // settled when a majority granted, refused (held by another owner) or failed; a split waits for the rest
-        Replies<AcquireReply> grants = callAll(node -> node.scripts().acquire(key, owner, leaseMillis, 0, false), deadline,
+        Replies<AcquireReply> grants = callAll(node -> node.scripts().acquire(key, owner, leaseMillis, retryMillis, registered), deadline,
                 r -> r.count(AcquireReply::acquired) >= quorum || r.count(reply -> !reply.acquired()) >= quorum
                         || r.failed() >= quorum);
         long granted = grants.count(AcquireReply::acquired);
         if (granted < quorum) {
+            // the replies still on their way, so the release that follows reaches each node after its grant, not
+            // before it on another connection (which would leave the grant there for the lease)
+            grants.await(deadline, r -> false);
+            granted = grants.count(AcquireReply::acquired);
             long refused = grants.count(reply -> !reply.acquired());
             boolean unreachable = grants.failed() + grants.pending() >= quorum;
             String reason = granted + " of " + size() + " Redis nodes granted it (a majority is " + quorum + "), "
@@ -156,6 +165,17 @@ final class RedlockNodes implements AutoCloseable {
         return released.count(Boolean::booleanValue);
     }
 
+    /**
+     * Withdraws this client from the waiting clients of {@code key} on every node, waiting for the replies up to
+     * {@code replyNanos} (an entry on a node that does not answer expires a second after this client's last attempt).
+     */
+    void leave(String key, long replyNanos) {
+        callAll(node -> {
+            node.scripts().leave(key);
+            return Boolean.TRUE;
+        }, System.nanoTime() + replyNanos, r -> r.values().size() + r.failed() == size());
+    }
+
     /** Like {@link #release}, without waiting for the replies. */
     void releaseInBackground(String key, String owner) {
         for (Node node : nodes) {
@@ -185,30 +205,8 @@ final class RedlockNodes implements AutoCloseable {
                 }
             });
         }
-        Replies<T> replies = new Replies<>(names());
-        boolean interrupted = false;
-        try {
-            while (replies.pending() > 0 && !settled.test(replies)) {
-                long left = deadlineNanos - System.nanoTime();
-                if (left <= 0) {
-                    break;
-                }
-                Outcome<T> outcome;
-                try {
-                    outcome = done.poll(left, TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                    continue;
-                }
-                if (outcome != null) {
-                    replies.add(outcome);
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Replies<T> replies = new Replies<>(names(), done);
+        replies.await(deadlineNanos, settled);
         return replies;
     }
 
@@ -226,9 +224,41 @@ final class RedlockNodes implements AutoCloseable {
         private final List<T> values = new ArrayList<>();
         private final Map<String, String> errors = new LinkedHashMap<>();
         private final List<String> waiting;
+        private final BlockingQueue<Outcome<T>> done;
 
-        Replies(List<String> names) {
+        Replies(List<String> names, BlockingQueue<Outcome<T>> done) {
             this.waiting = new ArrayList<>(names);
+            this.done = done;
+        }
+
+        /**
+         * Collects replies until {@code settled} holds, every node answered, or the deadline passed. An interrupt does
+         * not cut the wait short (it is bounded by the deadline); the flag is restored afterwards.
+         */
+        void await(long deadlineNanos, Predicate<Replies<T>> settled) {
+            boolean interrupted = false;
+            try {
+                while (pending() > 0 && !settled.test(this)) {
+                    long left = deadlineNanos - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    Outcome<T> outcome;
+                    try {
+                        outcome = done.poll(left, TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                        continue;
+                    }
+                    if (outcome != null) {
+                        add(outcome);
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
 
         void add(Outcome<T> outcome) {

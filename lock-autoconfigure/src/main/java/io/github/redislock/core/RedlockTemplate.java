@@ -36,6 +36,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * drift allowance (1% of the lease + 2 ms). Otherwise it is released on every node, also those that did not answer
  * (their request may still land), and tried again after a random 10-30 ms until the wait time ends: a Redlock waiter
  * polls within a bound rather than sleeping on pub/sub, since a release on one master says nothing about the others.
+ * A waiting client is registered as a waiter on each node ({@code acquire.lua}), so a release keeps the lock for the
+ * longest-waiting clients for a moment ({@code release.lua}'s turn): a JVM that just released cannot take the lock
+ * straight back for its next thread while other clients wait.
  * Threads of one JVM queue for a key in memory first, so Redis sees one contender per JVM, and a nested acquisition by
  * the holder costs no round trip.
  * <p>
@@ -83,6 +86,7 @@ public final class RedlockTemplate implements AutoCloseable {
     private final RedlockNodes nodes;
     private final long nodeTimeoutNanos;
     private final Map<String, Local> locals = new ConcurrentHashMap<>();
+    private final java.util.Set<RedlockHandle> renewing = ConcurrentHashMap.newKeySet();
     private final AtomicLong acquisitions = new AtomicLong();
     private final ScheduledExecutorService watchdog;
     private final ExecutorService listenerThread;
@@ -254,6 +258,11 @@ public final class RedlockTemplate implements AutoCloseable {
         return locals.size();
     }
 
+    /** How many held locks the watchdog renews now; zero once nothing is held. */
+    public int scheduledRenewalCount() {
+        return renewing.size();
+    }
+
     /** Stops the watchdog. Held locks are not released: they expire with their lease. */
     @Override
     public void close() {
@@ -354,12 +363,14 @@ public final class RedlockTemplate implements AutoCloseable {
         long driftNanos = (long) (TimeUnit.MILLISECONDS.toNanos(leaseMillis) * CLOCK_DRIFT_FACTOR) + DRIFT_MARGIN_NANOS;
         boolean interrupted = false;
         try {
+            boolean tryOnce = wait.isZero();
             for (boolean first = true; ; first = false) {
                 String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
                 long left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
-                // the first attempt gets the whole node timeout, also when trying once; later ones what the wait leaves
-                long replyNanos = first ? nodeTimeoutNanos : Math.min(nodeTimeoutNanos, Math.max(left, MIN_REPLY_NANOS));
-                RedlockNodes.Attempt attempt = nodes.acquire(key, owner, leaseMillis, driftNanos, replyNanos);
+                // trying once gets the whole node timeout; waiting, an attempt gets no more than the wait leaves
+                long replyNanos = tryOnce ? nodeTimeoutNanos : Math.min(nodeTimeoutNanos, Math.max(left, MIN_REPLY_NANOS));
+                RedlockNodes.Attempt attempt = nodes.acquire(key, owner, leaseMillis, driftNanos, replyNanos,
+                        tryOnce ? 0 : RETRY_MAX_MILLIS, !first);
                 if (attempt.acquired()) {
                     RedlockHandle handle = RedlockHandle.outermost(key, owner, attempt.token(), attempt.validUntilNanos(),
                             this::release);
@@ -370,8 +381,12 @@ public final class RedlockTemplate implements AutoCloseable {
                 }
                 left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
                 if (left <= 0) {
-                    // the last attempt: released on every node before the caller hears of it, so nothing is left
-                    // half-held where a node answered late (a node that does not answer is not waited for long)
+                    // the last attempt: no longer waiting (so a release keeps no turn for this client), and released on
+                    // every node before the caller hears of it, so nothing is left half-held where a node answered
+                    // late (a node that does not answer is not waited for long)
+                    if (!tryOnce) {
+                        nodes.leave(key, Math.min(replyNanos, MIN_REPLY_NANOS));
+                    }
                     nodes.release(key, owner, Math.min(replyNanos, MIN_REPLY_NANOS));
                 } else if (attempt.granted() > 0) {
                     // released before the next attempt, so this one's grants hold up nobody, and on the nodes that did
@@ -407,6 +422,7 @@ public final class RedlockTemplate implements AutoCloseable {
 
     private void scheduleRenewal(RedlockHandle handle, long leaseMillis, long driftNanos) {
         long period = Math.max(1, leaseMillis / 3);
+        renewing.add(handle);
         handle.renewal(watchdog.scheduleWithFixedDelay(() -> renew(handle, leaseMillis, driftNanos), period, period,
                 TimeUnit.MILLISECONDS));
     }
@@ -414,6 +430,7 @@ public final class RedlockTemplate implements AutoCloseable {
     private void renew(RedlockHandle handle, long leaseMillis, long driftNanos) {
         if (handle.isReleased()) {
             handle.cancelRenewal();
+            renewing.remove(handle);
             return;
         }
         String ranOut = handle.lostReason();
@@ -448,6 +465,7 @@ public final class RedlockTemplate implements AutoCloseable {
         if (!handle.lost(reason)) {
             return;
         }
+        renewing.remove(handle);
         log.warn("Redlock '{}' (fencing token {}) was lost: {}", handle.key(), handle.fencingToken(), reason);
         nodes.releaseInBackground(handle.key(), handle.owner()); // frees the minority that may still hold it
         for (LockLostListener listener : listeners) {
@@ -464,6 +482,7 @@ public final class RedlockTemplate implements AutoCloseable {
     /** The outermost handle's release: on every node, then the key's in-memory queue. */
     private void release(RedlockHandle handle) {
         handle.cancelRenewal();
+        renewing.remove(handle);
         String lostReason = handle.lostReason();
         Local local = locals.get(handle.key());
         try {

@@ -141,6 +141,7 @@ class RedlockTemplateTest {
         assertThat(other.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
         outer.release();
         assertThat(template.localLockCount()).isZero();
+        assertThat(template.scheduledRenewalCount()).isZero();
         assertThat(other.tryAcquire(key, LockOptions.tryOnce())).hasValueSatisfying(LockHandle::release);
     }
 

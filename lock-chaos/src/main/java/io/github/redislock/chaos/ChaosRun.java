@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
 
 /**
@@ -64,8 +65,44 @@ public final class ChaosRun implements AutoCloseable {
 
     /** One scenario's outcome. */
     public record Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
-            int lossSignalled, int lossExpected, String leftovers) {
+            int lossSignalled, int lossExpected, String leftovers, RedlockFigures redlock) {
+
+        public Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
+                int lossSignalled, int lossExpected, String leftovers) {
+            this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, null);
+        }
     }
+
+    /** What a Redlock scenario must show besides the history's verdict. */
+    public enum RedlockExpectation {
+        /** A majority of the masters stays up: at least 99 % of the acquisitions succeed. */
+        MAJORITY_UP,
+        /** A majority is killed: no acquisition succeeds afterwards, and each gives up within its wait naming the cause. */
+        MAJORITY_DOWN,
+        /** Minorities restart empty: the history alone (exclusion, rising tokens) decides. */
+        MINORITY_RESTARTS
+    }
+
+    /**
+     * A Redlock scenario's figures from the workers' output and the history.
+     *
+     * @param acquired critical sections entered
+     * @param gaveUp acquisitions that ended with {@code LockNotAcquiredException} after their 5 s wait
+     * @param grantsAfterMajorityKilled sections begun over half a second after a majority was killed (-1: none was)
+     * @param giveUpsNamingCause give-ups after the majority was killed whose message said the nodes could not be reached
+     * @param longestGiveUpMillis the longest an acquisition took to give up
+     */
+    public record RedlockFigures(RedlockExpectation expectation, int acquired, int gaveUp, int grantsAfterMajorityKilled,
+            int giveUpsNamingCause, long longestGiveUpMillis) {
+
+        double acquiredShare() {
+            return acquired + gaveUp == 0 ? 0 : (double) acquired / (acquired + gaveUp);
+        }
+    }
+
+    /** The masters of the Redlock scenario running now, else {@code null}. */
+    private RedisNodes redlockNodes;
+    private long majorityKilledAt;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final Map<String, Process> workers = new ConcurrentHashMap<>();
@@ -130,8 +167,112 @@ public final class ChaosRun implements AutoCloseable {
                 repetitions, 0, this::blackhole));
         outcomes.add(scenario("proxy resets every connection", Promise.EXCLUSION, plainRedis, true, true, repetitions, 0,
                 this::resetConnections));
+        outcomes.addAll(redlock(repetitions));
         outcomes.removeIf(java.util.Objects::isNull);
         return outcomes;
+    }
+
+    /** The Redlock scenarios: the workers lock with a {@code RedlockTemplate} over 5 independent masters. */
+    public List<Outcome> redlock(int repetitions) throws Exception {
+        List<Outcome> outcomes = new ArrayList<>();
+        outcomes.add(redlockScenario("Redlock, 5 masters: 2 of 5 killed mid-run", RedlockExpectation.MAJORITY_UP,
+                Math.max(repetitions, 2), r -> killRedlockNodes(r, 0, 1)));
+        outcomes.add(redlockScenario("Redlock, 5 masters: 3 of 5 killed", RedlockExpectation.MAJORITY_DOWN,
+                Math.max(repetitions / 4, 5), r -> killRedlockNodes(r, 2, 3, 4)));
+        outcomes.add(redlockScenario("Redlock, 5 masters: a killed minority restarted without persistence",
+                RedlockExpectation.MINORITY_RESTARTS, repetitions, this::restartRedlockMinority));
+        outcomes.removeIf(java.util.Objects::isNull);
+        return outcomes;
+    }
+
+    private Outcome redlockScenario(String name, RedlockExpectation expectation, int repetitions, Fault fault)
+            throws Exception {
+        if (!name.contains(System.getProperty("chaos.only", ""))) {
+            return null;
+        }
+        System.out.println("scenario: " + name);
+        redlockNodes = RedisNodes.start(5);
+        majorityKilledAt = 0;
+        try {
+            post("/reset?fenced=true");
+            workerLog.clear();
+            String lock = "redlock:" + String.join(",", redlockNodes.nodes().stream().map(n -> String.valueOf(n.port())).toList());
+            long endAt = System.currentTimeMillis() + 3_000_000; // stopped explicitly below
+            for (int w = 0; w < WORKERS; w++) {
+                startWorker("w" + w, endAt, true, lock);
+            }
+            Thread.sleep(1500);
+            for (int r = 0; r < repetitions; r++) {
+                fault.inject(r);
+                Thread.sleep(1500);
+            }
+            if (expectation == RedlockExpectation.MAJORITY_DOWN) {
+                Thread.sleep(6000); // every waiter that began before the kill has given up by now
+            }
+            String leftovers = stopWorkersAndCollectLeftovers();
+            List<Event> history = history();
+            HistoryChecker.Verdict verdict = HistoryChecker.check(history, value(), java.util.Set.of());
+            RedlockFigures figures = redlockFigures(expectation, history);
+            Outcome outcome = new Outcome(name, Promise.EXCLUSION, true, repetitions, verdict, 0, 0, leftovers, figures);
+            System.out.println(figures);
+            if (!failures(List.of(outcome)).isEmpty()) {
+                keepHistory(outcome, List.of(), history, workerLog);
+            }
+            return outcome;
+        } finally {
+            redlockNodes.close();
+            redlockNodes = null;
+        }
+    }
+
+    /** Kills the given masters in the first repetition (mid-run: after 1.5 s of normal work); later ones only work on. */
+    private long killRedlockNodes(int repetition, int... indexes) throws Exception {
+        if (repetition == 0) {
+            for (int i : indexes) {
+                redlockNodes.node(i).kill();
+            }
+            if (indexes.length >= 3) {
+                majorityKilledAt = System.nanoTime();
+            }
+            mark("redlock-killed-" + indexes.length);
+        }
+        return 0;
+    }
+
+    /** Kills two masters (another pair each time) and starts them again at once, empty: no persistence. */
+    private long restartRedlockMinority(int repetition) throws Exception {
+        RedisServerProcess first = redlockNodes.node(repetition % 5);
+        RedisServerProcess second = redlockNodes.node((repetition + 2) % 5);
+        first.kill();
+        second.kill();
+        first.restart();
+        second.restart();
+        mark("redlock-restart-" + repetition + "-end");
+        return 0;
+    }
+
+    private RedlockFigures redlockFigures(RedlockExpectation expectation, List<Event> history) {
+        int acquired = (int) history.stream().filter(e -> e.type().equals("read")).count();
+        int gaveUp = 0;
+        int namingCause = 0;
+        long longest = 0;
+        synchronized (workerLog) {
+            for (String line : workerLog) {
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile(" gave up after (\\d+) ms: (.*)").matcher(line);
+                if (m.find()) {
+                    gaveUp++;
+                    longest = Math.max(longest, Long.parseLong(m.group(1)));
+                    namingCause += m.group(2).contains("could not be reached") && m.group(2).contains("127.0.0.1:") ? 1 : 0;
+                }
+            }
+        }
+        int grantsAfter = -1;
+        if (majorityKilledAt != 0) {
+            // the resource and this controller share the machine's monotonic clock (System.nanoTime)
+            long after = majorityKilledAt + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(500);
+            grantsAfter = (int) history.stream().filter(e -> e.type().equals("read") && e.nanos() > after).count();
+        }
+        return new RedlockFigures(expectation, acquired, gaveUp, grantsAfter, namingCause, longest);
     }
 
     /** The self-test: a deliberately broken lock (GET, then SET) under no faults. */
@@ -304,7 +445,9 @@ public final class ChaosRun implements AutoCloseable {
     // processes ----------------------------------------------------------------------------------
 
     private void startWorker(String id, long endAt, boolean checkHeld, String lock) throws IOException, InterruptedException {
-        workers.put(id, start(List.of(Worker.class.getName(), id, String.valueOf(proxy.port()), String.valueOf(resourcePort),
+        // a Redlock worker locks over the masters its lock argument names; its (unused) engine template gets one of them
+        int redisPort = redlockNodes != null ? redlockNodes.node(0).port() : proxy.port();
+        workers.put(id, start(List.of(Worker.class.getName(), id, String.valueOf(redisPort), String.valueOf(resourcePort),
                 String.valueOf(THREADS), String.valueOf(LEASE_MILLIS), String.valueOf(checkHeld), String.valueOf(endAt), lock),
                 "worker " + id + " ready"));
     }
@@ -375,8 +518,8 @@ public final class ChaosRun implements AutoCloseable {
         String channels;
         do {
             Thread.sleep(50);
-            keys = redis.command("KEYS", "redis-lock:*");
-            channels = redis.command("PUBSUB", "CHANNELS", "redis-lock:*");
+            keys = leftoverKeys();
+            channels = leftoverChannels();
         } while (System.nanoTime() - deadline < 0 && !(isBlank(keys) && isBlank(channels)));
         if (!isBlank(keys)) {
             problems.add("keys " + keys.replace('\n', ' '));
@@ -385,6 +528,28 @@ public final class ChaosRun implements AutoCloseable {
             problems.add("channels " + channels.replace('\n', ' '));
         }
         return problems.isEmpty() ? "none" : String.join("; ", problems);
+    }
+
+    /**
+     * The engine's keys on the Redis (or the running Redlock masters). A Redlock fencing counter is kept a minute by
+     * design (RedlockNodes.FENCE_MEMORY), so it is not a leftover.
+     */
+    private String leftoverKeys() {
+        if (redlockNodes == null) {
+            return redis.command("KEYS", "redis-lock:*");
+        }
+        return redlockNodes.nodes().stream().filter(RedisServerProcess::isRunning)
+                .flatMap(n -> java.util.Arrays.stream(String.valueOf(n.command("KEYS", "redis-lock:*")).split("\n")))
+                .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":fence")).collect(java.util.stream.Collectors.joining("\n"));
+    }
+
+    private String leftoverChannels() {
+        if (redlockNodes == null) {
+            return redis.command("PUBSUB", "CHANNELS", "redis-lock:*");
+        }
+        return redlockNodes.nodes().stream().filter(RedisServerProcess::isRunning)
+                .map(n -> String.valueOf(n.command("PUBSUB", "CHANNELS", "redis-lock:*")))
+                .filter(c -> !c.isBlank() && !c.equals("null")).collect(java.util.stream.Collectors.joining("\n"));
     }
 
     private static boolean isBlank(String reply) {
@@ -493,6 +658,22 @@ public final class ChaosRun implements AutoCloseable {
             if (v.sections() == 0) {
                 failures.add(o.scenario() + ": no critical section completed");
             }
+            RedlockFigures r = o.redlock();
+            if (r != null && r.expectation() == RedlockExpectation.MAJORITY_UP && r.acquiredShare() < 0.99) {
+                failures.add(o.scenario() + String.format(Locale.ROOT, ": only %.2f %% of acquisitions succeeded (%d of %d)",
+                        100 * r.acquiredShare(), r.acquired(), r.acquired() + r.gaveUp()));
+            }
+            if (r != null && r.expectation() == RedlockExpectation.MAJORITY_DOWN) {
+                if (r.grantsAfterMajorityKilled() != 0) {
+                    failures.add(o.scenario() + ": " + r.grantsAfterMajorityKilled() + " locks granted with a majority down");
+                }
+                if (r.giveUpsNamingCause() == 0) {
+                    failures.add(o.scenario() + ": no acquisition gave up naming the unreachable nodes");
+                }
+                if (r.longestGiveUpMillis() > 5000 + 1000) {
+                    failures.add(o.scenario() + ": an acquisition took " + r.longestGiveUpMillis() + " ms to give up (wait 5000 ms)");
+                }
+            }
         }
         return failures;
     }
@@ -522,6 +703,25 @@ public final class ChaosRun implements AutoCloseable {
                     v.lostUpdates(), v.staleAccepted(), v.staleRejected(), v.duplicateTokens(), v.decreasingTokens(), v.abandoned(),
                     o.lossExpected() == 0 ? "–" : o.lossSignalled() + " of " + o.lossExpected(), percentiles(v.recoveryMillis()),
                     o.leftovers()));
+        }
+        List<Outcome> redlock = outcomes.stream().filter(o -> o.redlock() != null).toList();
+        if (!redlock.isEmpty()) {
+            md.append("\n## Redlock over 5 independent masters\n\n")
+                    .append("The same workers lock with a `RedlockTemplate` over 5 independent `redis-server` masters (no proxy, ")
+                    .append("node timeout 500 ms, wait 5 s). Killed masters stay down; in the restart scenario two masters are ")
+                    .append("killed and started again at once, empty, each repetition (another pair each time). Promised: ")
+                    .append("with 2 of 5 down at least 99 % of acquisitions succeed and none overlap; with 3 of 5 down none is ")
+                    .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts cause ")
+                    .append("no overlap and tokens keep rising.\n\n")
+                    .append("| scenario | acquisitions succeeded | gave up | granted over 0.5 s after a majority was killed ")
+                    .append("| gave up naming the dead nodes | longest give-up ms |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+            for (Outcome o : redlock) {
+                RedlockFigures r = o.redlock();
+                md.append(String.format(Locale.ROOT, "| %s | %d (%.2f %%) | %d | %s | %s | %s |%n", o.scenario(), r.acquired(),
+                        100 * r.acquiredShare(), r.gaveUp(), r.grantsAfterMajorityKilled() < 0 ? "–" : r.grantsAfterMajorityKilled(),
+                        r.expectation() == RedlockExpectation.MAJORITY_DOWN ? r.giveUpsNamingCause() : "–",
+                        r.gaveUp() == 0 ? "–" : r.longestGiveUpMillis()));
+            }
         }
         List<String> failures = failures(outcomes);
         md.append("\n## Verdict\n\n");

@@ -11,10 +11,12 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockLostException;
+import io.github.redislock.core.LockLostListener;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedlockTemplate;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
@@ -26,7 +28,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * (GET, then SET), for the checker's self-test.
  * <p>
  * Arguments: {@code <id> <redis port> <resource port> <threads> <lease ms> <check isHeld: true|false>
- * <end epoch ms> <engine|broken>}.
+ * <end epoch ms> <engine|broken|redlock:port,port,...>}; {@code redlock:} locks with a {@link RedlockTemplate} over
+ * independent masters on those ports (the Redis port is then unused).
  */
 public final class Worker {
 
@@ -55,6 +58,9 @@ public final class Worker {
         boolean checkHeld = Boolean.parseBoolean(args[5]);
         long endAt = Long.parseLong(args[6]);
         boolean broken = "broken".equals(args[7]);
+        List<Integer> redlockPorts = args[7].startsWith("redlock:")
+                ? java.util.Arrays.stream(args[7].substring("redlock:".length()).split(",")).map(Integer::valueOf).toList()
+                : List.of();
 
         JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", redisPort),
                 JedisClientConfiguration.builder().connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofMillis(500))
@@ -62,14 +68,23 @@ public final class Worker {
         factory.afterPropertiesSet();
         factory.start();
         StringRedisTemplate redis = new StringRedisTemplate(factory);
-        RedisLockTemplate locks = new RedisLockTemplate(redis,
-                RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis)));
+        RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis));
+        RedisLockTemplate locks = new RedisLockTemplate(redis, config);
+        List<JedisConnectionFactory> nodeFactories = new ArrayList<>();
+        RedlockTemplate redlock = redlockPorts.isEmpty() ? null : redlock(redlockPorts, config, nodeFactories);
         Worker worker = new Worker(id, resourcePort, checkHeld);
         // a lease that ran out here means this process was stalled past it (a pause, or starved of CPU on a loaded
         // machine); "gone" means Redis no longer had it, which a stall of this process cannot explain
-        locks.addLockLostListener((lock, reason) -> worker.record("/event?type="
-                + (reason.contains("ran out") ? "lost-stalled" : "lost") + "&worker=" + id + "-watchdog&token="
-                + lock.fencingToken()));
+        LockLostListener lossRecorder = (lock, reason) -> worker.record("/event?type="
+                + (reason.contains("ran out") && !reason.contains("majority") ? "lost-stalled" : "lost") + "&worker=" + id
+                + "-watchdog&token=" + lock.fencingToken());
+        locks.addLockLostListener(lossRecorder);
+        if (redlock != null) {
+            redlock.addLockLostListener(lossRecorder);
+        }
+        java.util.function.Supplier<LockHandle> acquire = redlock != null
+                ? () -> redlock.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)))
+                : () -> locks.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)));
         System.out.println("worker " + id + " ready, pid " + ProcessHandle.current().pid());
 
         // the controller closes our stdin to stop us
@@ -94,7 +109,7 @@ public final class Worker {
                         if (broken) {
                             worker.brokenSection(name, redis);
                         } else {
-                            worker.section(name, locks);
+                            worker.section(name, acquire);
                         }
                     } catch (RuntimeException e) {
                         System.out.println(name + " section failed: " + e + (e.getCause() == null ? "" : " caused by " + e.getCause()));
@@ -109,18 +124,41 @@ public final class Worker {
             thread.join();
         }
         Thread.sleep(200);
-        System.out.println("leftovers renewals=" + locks.diagnostics().scheduledRenewalCount() + " locks=" + locks.diagnostics().localLockCount());
+        if (redlock != null) {
+            System.out.println("leftovers renewals=" + redlock.scheduledRenewalCount() + " locks=" + redlock.localLockCount());
+            redlock.close();
+            nodeFactories.forEach(JedisConnectionFactory::destroy);
+        } else {
+            System.out.println("leftovers renewals=" + locks.diagnostics().scheduledRenewalCount() + " locks="
+                    + locks.diagnostics().localLockCount());
+        }
         locks.close();
         factory.destroy();
         System.exit(0);
     }
 
-    private void section(String name, RedisLockTemplate locks) {
+    /** A Redlock over Jedis clients on {@code ports}, short timeouts as a Redlock deployment would set. */
+    private static RedlockTemplate redlock(List<Integer> ports, RedisLockConfig config, List<JedisConnectionFactory> factories) {
+        java.util.Map<String, StringRedisTemplate> nodes = new java.util.LinkedHashMap<>();
+        for (int port : ports) {
+            JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port),
+                    JedisClientConfiguration.builder().connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofMillis(500))
+                            .usePooling().build());
+            factory.afterPropertiesSet();
+            factory.start();
+            factories.add(factory);
+            nodes.put("127.0.0.1:" + port, new StringRedisTemplate(factory));
+        }
+        return new RedlockTemplate(nodes, config, Duration.ofMillis(500));
+    }
+
+    private void section(String name, java.util.function.Supplier<LockHandle> acquire) {
         LockHandle lock;
+        long start = System.nanoTime();
         try {
-            lock = locks.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)));
+            lock = acquire.get();
         } catch (LockNotAcquiredException e) {
-            System.out.println(name + " gave up: " + e.getMessage());
+            System.out.println(name + " gave up after " + (System.nanoTime() - start) / 1_000_000 + " ms: " + e.getMessage());
             return;
         }
         long token = lock.fencingToken();
