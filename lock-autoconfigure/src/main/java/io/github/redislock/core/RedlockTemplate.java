@@ -310,6 +310,11 @@ public final class RedlockTemplate implements AutoCloseable {
                     locked = forever ? lockForever(local.mutex, interruptible)
                             : local.mutex.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                     if (!locked) {
+                        String unreachable = local.unreachable;
+                        if (unreachable != null) { // this JVM's holder of the queue could not reach a majority either
+                            throw new LockNotAcquiredException(key, wait, new DataAccessResourceFailureException(
+                                    "a majority of the Redlock nodes could not be reached: " + unreachable));
+                        }
                         return null;
                     }
                 } catch (InterruptedException e) {
@@ -328,7 +333,7 @@ public final class RedlockTemplate implements AutoCloseable {
                 returned = true;
                 return outer.nested(nested -> local.mutex.unlock());
             }
-            RedlockHandle handle = acquireOnNodes(key, wait, lease, forever, deadline, interruptible);
+            RedlockHandle handle = acquireOnNodes(key, wait, lease, forever, deadline, interruptible, local);
             if (handle != null) {
                 local.holding = handle;
                 returned = true;
@@ -357,7 +362,7 @@ public final class RedlockTemplate implements AutoCloseable {
     }
 
     private RedlockHandle acquireOnNodes(String key, Duration wait, Duration lease, boolean forever, long deadline,
-            boolean interruptible)
+            boolean interruptible, Local local)
             throws InterruptedException {
         long leaseMillis = (lease != null ? lease : config.watchdogLease()).toMillis();
         long driftNanos = (long) (TimeUnit.MILLISECONDS.toNanos(leaseMillis) * CLOCK_DRIFT_FACTOR) + DRIFT_MARGIN_NANOS;
@@ -371,6 +376,7 @@ public final class RedlockTemplate implements AutoCloseable {
                 long replyNanos = tryOnce ? nodeTimeoutNanos : Math.min(nodeTimeoutNanos, Math.max(left, MIN_REPLY_NANOS));
                 RedlockNodes.Attempt attempt = nodes.acquire(key, owner, leaseMillis, driftNanos, replyNanos,
                         tryOnce ? 0 : RETRY_MAX_MILLIS, !first);
+                local.unreachable = attempt.unreachable() ? attempt.failure() : null;
                 if (attempt.acquired()) {
                     RedlockHandle handle = RedlockHandle.outermost(key, owner, attempt.token(), attempt.validUntilNanos(),
                             this::release);
@@ -539,6 +545,8 @@ public final class RedlockTemplate implements AutoCloseable {
         /** Threads holding or waiting for the key; guarded by the map's compute. */
         int users;
         volatile RedlockHandle holding;
+        /** Why the last attempt on the nodes found a majority unreachable; {@code null} when it reached one. */
+        volatile String unreachable;
 
         Local use() {
             users++;
