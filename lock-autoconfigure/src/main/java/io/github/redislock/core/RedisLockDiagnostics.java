@@ -6,6 +6,25 @@ package io.github.redislock.core;
  */
 public final class RedisLockDiagnostics {
 
+    /** The lock types whose holdings the watchdog renews and the diagnostics count. */
+    public enum Kind {
+
+        /** {@link RedisLockTemplate#acquire}, {@link RedisLockTemplate#lock} and multi-key locks. */
+        EXCLUSIVE,
+
+        /** {@link RedisLockTemplate#fairLock} and {@link RedisLockTemplate#acquireFair}. */
+        FAIR,
+
+        /** The read side of {@link RedisLockTemplate#readWriteLock}. */
+        READ,
+
+        /** The write side of {@link RedisLockTemplate#readWriteLock}. */
+        WRITE,
+
+        /** Permits of a {@link RedisLockTemplate#semaphore}: one holding per acquisition, whatever its permits. */
+        SEMAPHORE
+    }
+
     private final LocalLocks locks;
     private final WakeupSubscriber subscriber;
 

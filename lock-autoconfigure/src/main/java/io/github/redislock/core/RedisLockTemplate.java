@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 
+import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -54,12 +55,12 @@ public final class RedisLockTemplate implements AutoCloseable {
         LockScripts scripts = new LockScripts(redis, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        this.watchdog = new Watchdog(scripts, config.watchdogLease(), fairLocks.withHeld(locks.all()));
+        this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew));
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
-        this.fair = new FairLock(new FairLockScripts(redis, keys), fairLocks, new WaitLoop(subscriber), cleanup, clientId,
-                config.watchdogLease());
+        this.fair = new FairLock(new FairLockScripts(redis, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
+                clientId, config.watchdogLease());
         this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), locks, new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(locks, subscriber);

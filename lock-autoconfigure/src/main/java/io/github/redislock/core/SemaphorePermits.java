@@ -2,13 +2,12 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
+import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import io.github.redislock.core.WaitLoop.Deadline;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,8 +19,8 @@ import org.springframework.dao.DataAccessException;
  * acquisition, so the permits of a holder that crashed come back when its lease ends.
  * <p>
  * Each acquisition's lease is a {@link LocalLock} that is never put in {@link LocalLocks}: it records the holding
- * (owner, token, lease, validity) the way the exclusive lock's does, and the {@link Watchdog} marks it lost and
- * tells the listeners, but it is renewed here, with the semaphore's script, on the watchdog's scheduler. The
+ * (owner, token, lease, validity) the way the exclusive lock's does, and the {@link Watchdog} watches it from
+ * acquisition to release, renewing it with the semaphore's script as it renews every lock type's. The
  * waiting threads of one semaphore meet on a {@link LocalLocks} entry under {@link #wakeName}, a name no lock key
  * can have, which is what releases publish.
  */
@@ -36,15 +35,13 @@ final class SemaphorePermits {
     private final LocalLocks locks;
     private final WaitLoop waitLoop;
     private final Watchdog watchdog;
+    private final Renewer renewer;
     private final BackgroundCleanup cleanup;
     private final String clientId;
     private final Duration watchdogLease;
     private final AtomicLong acquisitions = new AtomicLong();
     /** What each thread holds, by semaphore: the outer acquisition a nested one shares. */
     private final ConcurrentHashMap<Holder, Acquisition> held = new ConcurrentHashMap<>();
-    /** Renewals sent and not answered yet: at most one per holding. */
-    private final Set<LocalLock.Holding> renewing = ConcurrentHashMap.newKeySet();
-    private final AtomicBoolean renewalsStarted = new AtomicBoolean();
 
     SemaphorePermits(SemaphoreScripts scripts, LocalLocks locks, WaitLoop waitLoop, Watchdog watchdog,
             BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
@@ -52,6 +49,7 @@ final class SemaphorePermits {
         this.locks = locks;
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
+        this.renewer = new Renewer(Kind.SEMAPHORE, scripts::renew);
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
@@ -119,9 +117,7 @@ final class SemaphorePermits {
         }
         Acquisition acquisition = new Acquisition(holding, permits);
         held.put(me, acquisition);
-        if (lease == null) {
-            startRenewals();
-        }
+        watchdog.watch(holding, renewer);
         return Optional.of(new Handle(acquisition));
     }
 
@@ -169,6 +165,7 @@ final class SemaphorePermits {
         long token = lease.token;
         String invalid = lease.invalidReason();
         String holder = lease.releasing();
+        watchdog.unwatch(lease);
         boolean[] wasHolder = {true};
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
@@ -197,69 +194,6 @@ final class SemaphorePermits {
 
     private static String wakeName(String key) {
         return WAKE_PREFIX + key;
-    }
-
-    /** From the first watchdog-leased acquisition on, a renewal pass every sixth of the lease, as the watchdog's. */
-    private void startRenewals() {
-        if (renewalsStarted.compareAndSet(false, true)) {
-            scheduleRenewals();
-        }
-    }
-
-    private void scheduleRenewals() {
-        try {
-            watchdog.runInBackground(this::renewDue, Math.max(1, watchdogLease.toMillis() / 6));
-        } catch (RuntimeException e) { // the template is closed: held permits are left to their leases
-            log.debug("Semaphore renewals stopped: the template is closed", e);
-        }
-    }
-
-    /** Renews every watchdog-leased holding last renewed a third of a lease ago or more, each on its own thread. */
-    private void renewDue() {
-        try {
-            for (Acquisition acquisition : held.values()) {
-                LocalLock lease = acquisition.lease;
-                LocalLock.Holding holding = lease.holding;
-                if (holding == null || !holding.renewing() || lease.lostReason != null) {
-                    continue;
-                }
-                String invalid = lease.invalidReason();
-                if (invalid != null) {
-                    watchdog.markLost(lease, holding, invalid);
-                } else if (System.nanoTime() - lease.renewedAtNanos() >= holding.leaseNanos() / 3 && renewing.add(holding)) {
-                    long sent = System.nanoTime();
-                    try {
-                        watchdog.runInBackground(() -> renew(lease, holding, sent), 0);
-                    } catch (RuntimeException e) { // closed
-                        renewing.remove(holding);
-                    }
-                }
-            }
-        } catch (RuntimeException e) { // keep renewing
-            log.error("A semaphore renewal pass failed unexpectedly", e);
-        } finally {
-            scheduleRenewals();
-        }
-    }
-
-    private void renew(LocalLock lease, LocalLock.Holding holding, long sent) {
-        try {
-            if (scripts.renew(lease.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
-                lease.renewed(holding, sent);
-            } else {
-                watchdog.markLost(lease, holding, "the watchdog found its permits gone from Redis (lease ended, or Redis lost them)");
-            }
-        } catch (RuntimeException e) {
-            if (lease.invalidReason() != null) {
-                watchdog.markLost(lease, holding, "Redis could not be reached to renew its permits before their lease ran out: "
-                        + e.getMessage());
-            } else {
-                log.warn("Could not renew the permits of semaphore '{}' (will retry before their lease ends): {}", lease.key,
-                        e.toString());
-            }
-        } finally {
-            renewing.remove(holding);
-        }
     }
 
     /** One acquisition, handed to the caller. */
