@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /**
  * This client's fair-lock threads: those waiting, by waiter id, so a hand-over published to this client wakes
@@ -25,6 +26,11 @@ final class FairLocks {
             waiter.wake();
         }
         return true;
+    }
+
+    /** The keys threads of this client wait for. */
+    Stream<String> waitingKeys() {
+        return waiting.values().stream().map(lock -> lock.key);
     }
 
     /** Hand-overs may have been missed (the subscription was down): every waiter looks again. */

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
@@ -84,6 +85,11 @@ final class ReadWriteLocks {
     /** Releases may have been missed: every waiting thread looks again. */
     void wakeAll() {
         waiting.wakeAll();
+    }
+
+    /** The keys threads of this client wait for, on either side. */
+    Stream<String> waitingKeys() {
+        return waiting.keys();
     }
 
     /**

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.stream.Stream;
 
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -61,9 +62,13 @@ public final class RedisLockTemplate implements AutoCloseable {
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
         this.fair = new FairLock(new FairLockScripts(redis, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
                 clientId, config.watchdogLease());
-        this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), locks, new WaitLoop(subscriber), watchdog,
+        this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
-        this.diagnostics = new RedisLockDiagnostics(locks, subscriber);
+        this.diagnostics = new RedisLockDiagnostics(watchdog, subscriber, () -> Stream.of(
+                locks.keys().map(key -> RedisLockDiagnostics.inUse(Kind.EXCLUSIVE, key)),
+                fairLocks.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.FAIR, key)),
+                readWrite.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.READ, key)),
+                semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.SEMAPHORE, key))).flatMap(s -> s));
     }
 
     /**
@@ -277,6 +282,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (!fairLocks.wake(key)) { // a fair hand-over names one waiting thread; otherwise the key's waiters look again
             locks.wake(key);
             readWrite.wake(key);
+            semaphores.wake(key);
         }
     }
 
@@ -284,6 +290,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         locks.wakeAll();
         readWrite.wakeAll();
         fairLocks.wakeAll();
+        semaphores.wakeAll();
     }
 
     LocalLock localLock(String key) {

@@ -5,6 +5,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
@@ -21,7 +22,7 @@ import org.springframework.dao.DataAccessException;
  * Each acquisition's lease is a {@link LocalLock} that is never put in {@link LocalLocks}: it records the holding
  * (owner, token, lease, validity) the way the exclusive lock's does, and the {@link Watchdog} watches it from
  * acquisition to release, renewing it with the semaphore's script as it renews every lock type's. The
- * waiting threads of one semaphore meet on a {@link LocalLocks} entry under {@link #wakeName}, a name no lock key
+ * waiting threads of one semaphore meet on an entry of this class's own {@link LocalLocks} under {@link #wakeName}, a name no lock key
  * can have, which is what releases publish.
  */
 final class SemaphorePermits {
@@ -32,7 +33,8 @@ final class SemaphorePermits {
     private static final String WAKE_PREFIX = "\u0002semaphore:"; // \u0001 starts a fair hand-over
 
     private final SemaphoreScripts scripts;
-    private final LocalLocks locks;
+    /** Where the threads waiting for permits sleep, by {@link #wakeName}: the name releases publish. */
+    private final LocalLocks waiting = new LocalLocks();
     private final WaitLoop waitLoop;
     private final Watchdog watchdog;
     private final Renewer renewer;
@@ -43,10 +45,9 @@ final class SemaphorePermits {
     /** What each thread holds, by semaphore: the outer acquisition a nested one shares. */
     private final ConcurrentHashMap<Holder, Acquisition> held = new ConcurrentHashMap<>();
 
-    SemaphorePermits(SemaphoreScripts scripts, LocalLocks locks, WaitLoop waitLoop, Watchdog watchdog,
+    SemaphorePermits(SemaphoreScripts scripts, WaitLoop waitLoop, Watchdog watchdog,
             BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
         this.scripts = scripts;
-        this.locks = locks;
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
         this.renewer = new Renewer(Kind.SEMAPHORE, scripts::renew);
@@ -92,7 +93,7 @@ final class SemaphorePermits {
         String holder = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock holding = new LocalLock(key);
-        LocalLock wakePoint = locks.retain(name);
+        LocalLock wakePoint = waiting.retain(name);
         try {
             waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
                 long requestStart = System.nanoTime();
@@ -110,7 +111,7 @@ final class SemaphorePermits {
         } catch (LockNotAcquiredException e) { // named after the wake point: name the semaphore instead
             throw new LockNotAcquiredException(key, deadline.elapsed(), e.getCause());
         } finally {
-            locks.unretain(wakePoint);
+            waiting.unretain(wakePoint);
         }
         if (holding.owner == null) {
             return Optional.empty();
@@ -194,6 +195,21 @@ final class SemaphorePermits {
 
     private static String wakeName(String key) {
         return WAKE_PREFIX + key;
+    }
+
+    /** A release of the semaphore named {@code message} was published to this client: its waiting threads look again. */
+    void wake(String message) {
+        waiting.wake(message);
+    }
+
+    /** Releases may have been missed: every waiting thread looks again. */
+    void wakeAll() {
+        waiting.wakeAll();
+    }
+
+    /** The semaphores threads of this client wait for. */
+    Stream<String> waitingKeys() {
+        return waiting.keys().map(name -> name.substring(WAKE_PREFIX.length()));
     }
 
     /** One acquisition, handed to the caller. */
