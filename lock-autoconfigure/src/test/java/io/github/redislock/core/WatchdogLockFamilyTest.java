@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
-import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
@@ -156,7 +156,10 @@ class WatchdogLockFamilyTest {
         Thread.sleep(lease.toMillis()); // a lease, in which two renewals would have been due
         assertThat(monitor.count(type.releases(key))).as("releases").isEqualTo(1);
         // one renewal may have been on its way as the release ran; none may be sent after
-        assertThat(monitor.countAfterLast(type.releases(key), renewals)).as("renewals after the release").isLessThanOrEqualTo(1);
+        int afterRelease = monitor.countAfterLast(type.releases(key), renewals);
+        System.out.printf("%s holding, lease %d ms: %d renewals while held for %d leases, %d after the release%n", type,
+                lease.toMillis(), monitor.count(renewals) - afterRelease, leases, afterRelease);
+        assertThat(afterRelease).as("renewals after the release").isLessThanOrEqualTo(1);
         assertThat(template.diagnostics().scheduledRenewalCount()).isZero();
     }
 
@@ -196,16 +199,28 @@ class WatchdogLockFamilyTest {
             long renewedAt = System.nanoTime();
 
             server.pause();
+            long pausedAt = System.currentTimeMillis();
             // the next renewal is sent a third to a half of a lease after the last, and sent again a quarter of a
             // lease later, so by three quarters of a lease; the local lease ends at 99% of a lease
             awaitNanos(renewedAt + lease.toNanos() * 87 / 100);
             int ranBeforeResume = monitor.count(renewals);
+            long frozenFor = System.currentTimeMillis() - pausedAt;
             server.resume();
 
             monitor.awaitCount(renewals, ranBeforeResume + 2, lease, "renewals of the " + type + " holding after the freeze");
             String quarter = (lease.toMillis() / 4) + "ms";
-            assertThat(log.list).as("the watchdog's log").anySatisfy(event -> assertThat(event.getFormattedMessage())
-                    .contains("did not answer the renewal of").contains(key).contains(quarter).contains("sending it again"));
+            List<ILoggingEvent> logged;
+            synchronized (log) { // the appender appends under its own lock
+                logged = new ArrayList<>(log.list);
+            }
+            List<ILoggingEvent> resends = logged.stream().filter(event -> event.getFormattedMessage().contains(key)
+                    && event.getFormattedMessage().contains("sending it again")).toList();
+            assertThat(resends).as("the watchdog's log of resends").isNotEmpty().allSatisfy(event -> assertThat(
+                    event.getFormattedMessage()).contains("did not answer the renewal of").contains("within " + quarter));
+            System.out.printf("%s holding, lease %d ms: Redis frozen for %d ms; the watchdog resent the renewal %d time(s), "
+                    + "first %d ms into the freeze; Redis ran %d renewals once resumed%n", type, lease.toMillis(),
+                    frozenFor, resends.size(), resends.get(0).getTimeStamp() - pausedAt,
+                    monitor.count(renewals) - ranBeforeResume);
             assertThat(held.isHeld().getAsBoolean()).as("held after the freeze").isTrue();
             held.release().run(); // no LockLostException
         } finally {
@@ -215,7 +230,6 @@ class WatchdogLockFamilyTest {
 
     private static ListAppender<ILoggingEvent> watchdogLog() {
         Logger logger = (Logger) LoggerFactory.getLogger(Watchdog.class);
-        logger.setLevel(Level.INFO);
         ListAppender<ILoggingEvent> appender = new ListAppender<>();
         appender.start();
         logger.addAppender(appender);
