@@ -8,6 +8,7 @@ import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.PermitHandle;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedisSemaphore;
+import io.github.redislock.core.RedlockTemplate;
 import org.redisson.Redisson;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RedissonClient;
@@ -119,6 +120,61 @@ abstract class Contender implements AutoCloseable {
         public void close() {
             template.close();
             factory.destroy();
+        }
+    }
+
+    /** Our {@code RedlockTemplate} over independent masters on {@code ports}. */
+    static final class OursRedlock extends Contender {
+        private final java.util.List<JedisConnectionFactory> factories = new java.util.ArrayList<>();
+        private final RedlockTemplate template;
+
+        OursRedlock(java.util.List<Integer> ports) {
+            super("redis-lock");
+            java.util.Map<String, StringRedisTemplate> nodes = new java.util.LinkedHashMap<>();
+            for (int port : ports) {
+                JedisConnectionFactory factory = jedis(port);
+                factories.add(factory);
+                nodes.put("127.0.0.1:" + port, new StringRedisTemplate(factory));
+            }
+            template = new RedlockTemplate(nodes, io.github.redislock.core.RedisLockConfig.defaults(),
+                    RedlockTemplate.DEFAULT_NODE_TIMEOUT);
+        }
+
+        @Override
+        Lock lock(String key) {
+            return template.lock(key);
+        }
+
+        @Override
+        public void close() {
+            template.close();
+            factories.forEach(JedisConnectionFactory::destroy);
+        }
+    }
+
+    /** Redisson's {@code RedissonRedLock} (a {@code RedissonMultiLock} held on a majority) over one client per master. */
+    static final class RedissonRedlock extends Contender {
+        private final java.util.List<RedissonClient> clients = new java.util.ArrayList<>();
+
+        RedissonRedlock(java.util.List<Integer> ports) {
+            super("redisson");
+            for (int port : ports) {
+                Config config = new Config();
+                config.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionPoolSize(64)
+                        .setConnectionMinimumIdleSize(8);
+                clients.add(Redisson.create(config));
+            }
+        }
+
+        @Override
+        @SuppressWarnings("deprecation") // RedissonRedLock is deprecated in favour of a single lock; it is the peer here
+        Lock lock(String key) {
+            return new org.redisson.RedissonRedLock(clients.stream().map(c -> c.getLock(key)).toArray(org.redisson.api.RLock[]::new));
+        }
+
+        @Override
+        public void close() {
+            clients.forEach(RedissonClient::shutdown);
         }
     }
 

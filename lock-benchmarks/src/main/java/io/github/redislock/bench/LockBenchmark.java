@@ -28,6 +28,7 @@ import java.util.concurrent.locks.ReadWriteLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -40,7 +41,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>
  * {@code -Dbench.rounds=3} rounds, {@code -Dbench.seconds=1.5} per throughput window,
  * {@code -Dbench.docs=docs} where the report goes (empty: none), {@code -Dbench.only=S7,S8,S9} only the named
- * scenarios (S1 to S9; a run of some scenarios writes no report unless {@code bench.docs} is given).
+ * scenarios (S1 to S9, or REDLOCK for S1, S3 and S4 over 3 and 5 independent masters against Redisson's RedissonRedLock;
+ * a run of some scenarios writes no report unless {@code bench.docs} is given).
  */
 public final class LockBenchmark {
 
@@ -51,6 +53,8 @@ public final class LockBenchmark {
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
     private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
     private final Results results = new Results();
+    /** Appended to a scenario's name in its rows: "" for one Redis, " Redlock 5 nodes" over independent masters. */
+    private String variant = "";
     private final List<String> problems = new ArrayList<>();
 
     LockBenchmark(int port) {
@@ -104,7 +108,7 @@ public final class LockBenchmark {
             // a different library goes first each round, so none always runs on the coldest JVM
             List<String> order = new ArrayList<>(List.of(Contender.NAMES));
             Collections.rotate(order, -(round - 1));
-            for (String name : order) {
+            for (String name : only.equals(Set.of("REDLOCK")) ? List.<String>of() : order) {
                 boolean family = Contender.hasLockFamily(name);
                 try (Contender one = Contender.create(name, port); Contender two = Contender.create(name, port)) {
                     if (runs("S1")) {
@@ -136,9 +140,36 @@ public final class LockBenchmark {
                     hotKeyFourJvms(name, redis, true);
                 }
             }
+            if (runs("REDLOCK")) {
+                redlockRows(round);
+            }
         }
         if (runs("S6")) {
             memory();
+        }
+    }
+
+    /**
+     * S1, S3 (one JVM) and S4 over independent masters: our {@code RedlockTemplate} against Redisson's
+     * {@code RedissonRedLock}, on 3 and on 5 nodes ({@code -Dbench.only=REDLOCK}); the rows are named
+     * "S1 Redlock 3 nodes ops/s" and so on.
+     */
+    void redlockRows(int round) throws Exception {
+        for (int size : new int[] {3, 5}) {
+            try (RedisNodes nodes = RedisNodes.start(size)) {
+                List<Integer> ports = nodes.nodes().stream().map(RedisServerProcess::port).toList();
+                variant = " Redlock " + size + " nodes";
+                for (boolean ours : new boolean[] {true, false}) {
+                    try (Contender one = ours ? new Contender.OursRedlock(ports) : new Contender.RedissonRedlock(ports);
+                            Contender two = ours ? new Contender.OursRedlock(ports) : new Contender.RedissonRedlock(ports)) {
+                        uncontended(one, round);
+                        hotKeyOneJvm(one);
+                        handOff(one, two, 100);
+                    }
+                }
+            } finally {
+                variant = "";
+            }
         }
     }
 
@@ -176,10 +207,10 @@ public final class LockBenchmark {
         }
         double opsPerSecond = samples / ((System.nanoTime() - start) / 1e9);
         Arrays.sort(micros);
-        results.add("S1 ops/s", contender.name, opsPerSecond);
-        results.add("S1 p50 µs", contender.name, micros[samples / 2] / 1000.0);
-        results.add("S1 p99 µs", contender.name, micros[samples * 99 / 100] / 1000.0);
-        results.add("S1 p99.9 µs", contender.name, micros[samples * 999 / 1000] / 1000.0);
+        results.add("S1" + variant + " ops/s", contender.name, opsPerSecond);
+        results.add("S1" + variant + " p50 µs", contender.name, micros[samples / 2] / 1000.0);
+        results.add("S1" + variant + " p99 µs", contender.name, micros[samples * 99 / 100] / 1000.0);
+        results.add("S1" + variant + " p99.9 µs", contender.name, micros[samples * 999 / 1000] / 1000.0);
     }
 
     /** Two EVALSHA round trips with our client: the least any lock+unlock over scripts can cost. */
@@ -229,7 +260,7 @@ public final class LockBenchmark {
     private void hotKeyOneJvm(Contender contender) throws InterruptedException {
         long[] counter = {0};
         double ops = runThreads(16, thread -> contender.lock("s3:" + contender.name), counter);
-        results.add("S3 ops/s (16 threads, 1 JVM, one key)", contender.name, ops);
+        results.add("S3" + variant + " ops/s (16 threads, 1 JVM, one key)", contender.name, ops);
     }
 
     /**
@@ -499,8 +530,8 @@ public final class LockBenchmark {
             micros[i] = (acquired[i] - released[i]) / 1000;
         }
         Arrays.sort(micros);
-        results.add("S4 hand-off p50 µs", holderClient.name, micros[samples / 2]);
-        results.add("S4 hand-off p99 µs", holderClient.name, micros[Math.min(samples - 1, samples * 99 / 100)]);
+        results.add("S4" + variant + " hand-off p50 µs", holderClient.name, micros[samples / 2]);
+        results.add("S4" + variant + " hand-off p99 µs", holderClient.name, micros[Math.min(samples - 1, samples * 99 / 100)]);
     }
 
     // S5 -------------------------------------------------------------------------------------------
