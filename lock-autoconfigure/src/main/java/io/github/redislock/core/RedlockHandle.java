@@ -20,6 +20,7 @@ final class RedlockHandle implements LockHandle {
     private volatile String renewalTrouble;
     private volatile ScheduledFuture<?> renewal;
     private boolean released;
+    private Runnable awaitLateGrants = () -> { };
 
     private RedlockHandle(String key, String owner, long token, long validUntilNanos, RedlockHandle outer,
             Consumer<RedlockHandle> release) {
@@ -114,6 +115,17 @@ final class RedlockHandle implements LockHandle {
             return "its lease ran out before it was renewed or released";
         }
         return reason;
+    }
+
+    /** Set by the acquiring thread; see {@link RedlockNodes.Attempt#awaitLateReplies()}. */
+    void awaitLateGrants(Runnable awaitLateGrants) {
+        this.awaitLateGrants = awaitLateGrants;
+    }
+
+    /** Called by the releasing thread, which is the acquiring one. */
+    void awaitLateGrants() {
+        awaitLateGrants.run();
+        awaitLateGrants = () -> { };
     }
 
     void renewal(ScheduledFuture<?> renewal) {

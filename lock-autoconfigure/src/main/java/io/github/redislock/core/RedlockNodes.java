@@ -120,7 +120,7 @@ final class RedlockNodes implements AutoCloseable {
             return Attempt.failed("a majority granted it, but only after " + TimeUnit.NANOSECONDS.toMillis(now - start)
                     + " ms, when its lease of " + leaseMillis + " ms had (nearly) run out", false, granted);
         }
-        return new Attempt(token, validUntil, null, false, granted);
+        return new Attempt(token, validUntil, null, false, granted, () -> grants.await(deadline, r -> false));
     }
 
     /**
@@ -313,11 +313,15 @@ final class RedlockNodes implements AutoCloseable {
      * @param failure why it was not acquired
      * @param unreachable whether a majority of nodes could not be reached (rather than another owner holding it)
      * @param granted how many nodes granted it
+     * @param awaitLateReplies waits (up to the attempt's reply deadline) for the nodes that had not answered when a
+     *        majority had: run it on the acquiring thread before releasing, so that the release reaches each node after
+     *        its grant rather than overtaking it on another connection and leaving it there for the lease
      */
-    record Attempt(long token, long validUntilNanos, String failure, boolean unreachable, long granted) {
+    record Attempt(long token, long validUntilNanos, String failure, boolean unreachable, long granted,
+            Runnable awaitLateReplies) {
 
         static Attempt failed(String failure, boolean unreachable, long granted) {
-            return new Attempt(0, 0, failure, unreachable, granted);
+            return new Attempt(0, 0, failure, unreachable, granted, () -> { });
         }
 
         boolean acquired() {

@@ -380,6 +380,7 @@ public final class RedlockTemplate implements AutoCloseable {
                 if (attempt.acquired()) {
                     RedlockHandle handle = RedlockHandle.outermost(key, owner, attempt.token(), attempt.validUntilNanos(),
                             this::release);
+                    handle.awaitLateGrants(attempt.awaitLateReplies());
                     if (lease == null) {
                         scheduleRenewal(handle, leaseMillis, driftNanos);
                     }
@@ -492,6 +493,7 @@ public final class RedlockTemplate implements AutoCloseable {
         String lostReason = handle.lostReason();
         Local local = locals.get(handle.key());
         try {
+            handle.awaitLateGrants(); // a quick release must not overtake a grant still on its way
             nodes.release(handle.key(), handle.owner(), nodeTimeoutNanos);
         } catch (RuntimeException e) {
             log.warn("Could not release Redlock '{}' on every node; its lease ends it", handle.key(), e);

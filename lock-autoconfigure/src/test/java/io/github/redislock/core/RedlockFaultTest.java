@@ -66,7 +66,7 @@ class RedlockFaultTest {
                 .hasMessageContaining(KEY)
                 .hasMessageContaining("a majority of the Redlock nodes could not be reached")
                 .hasMessageContaining("a majority is 3")
-                .hasMessageContaining("127.0.0.1:" + killed.get(0).port() + " failed");
+                .hasMessageContaining("127.0.0.1:" + killed.get(0).port() + " "); // "failed: ..." or "did not answer in time"
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         System.out.println("3 of 5 Redlock nodes down: refused after " + tookMs + " ms (wait " + wait.toMillis() + " ms)");
         // within the wait time, plus at most the last attempt's shortest reply wait (100 ms) and a loaded machine's slack
