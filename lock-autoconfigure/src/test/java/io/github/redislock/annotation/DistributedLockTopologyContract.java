@@ -6,15 +6,19 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
+import io.github.redislock.core.RedisLockTemplate;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -150,7 +154,23 @@ abstract class DistributedLockTopologyContract {
             List<Integer> served = Collections.synchronizedList(new ArrayList<>());
             ExecutorService pool = Executors.newCachedThreadPool();
             List<Section> gate = new ArrayList<>();
+            // where each customer's entry is in Redis's queue: a caller whose application stalls past the entry's
+            // life (500 ms unrefreshed) is taken for dead and queues again at the end; the order is the queue's
+            String[] waiterIds = new String[10];
+            Map<String, Double> firstArrival = new ConcurrentHashMap<>();
+            Map<String, Double> latestArrival = new ConcurrentHashMap<>();
+            AtomicBoolean watching = new AtomicBoolean(true);
             try {
+                Future<?> watcher = pool.submit(() -> {
+                    while (watching.get()) {
+                        redis.opsForZSet().rangeWithScores(queue, 0, -1).forEach(entry -> {
+                            firstArrival.putIfAbsent(entry.getValue(), entry.getScore());
+                            latestArrival.put(entry.getValue(), entry.getScore());
+                        });
+                        Thread.sleep(1);
+                    }
+                    return null;
+                });
                 CountDownLatch gateTaken = new CountDownLatch(1);
                 CountDownLatch everyoneQueued = new CountDownLatch(1);
                 // the first call holds the lock until the others queued, one after the other, alternating applications
@@ -170,8 +190,11 @@ abstract class DistributedLockTopologyContract {
                 List<Future<?>> futures = new ArrayList<>();
                 for (int customer = 0; customer < 10; customer++) {
                     int c = customer;
-                    Inventory inventory = (customer % 2 == 0 ? b : a).getBean(Inventory.class);
+                    AssertableApplicationContext app = customer % 2 == 0 ? b : a;
+                    Inventory inventory = app.getBean(Inventory.class);
+                    String clientId = app.getBean(RedisLockTemplate.class).clientId();
                     futures.add(pool.submit(() -> {
+                        waiterIds[c] = clientId + ":" + Thread.currentThread().getId() + ":";
                         inventory.fair(clientType, new ArrayList<>() {
                             @Override
                             public boolean add(Section section) {
@@ -193,6 +216,8 @@ abstract class DistributedLockTopologyContract {
                 for (Future<?> future : futures) {
                     future.get(30, TimeUnit.SECONDS);
                 }
+                watching.set(false);
+                watcher.get(10, TimeUnit.SECONDS);
                 System.out.println(getClass().getSimpleName() + " (" + clientType + "): 10 callers queued in "
                         + TimeUnit.NANOSECONDS.toMillis(serving - queueing) + " ms, served in "
                         + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - serving) + " ms");
@@ -201,7 +226,16 @@ abstract class DistributedLockTopologyContract {
             } finally {
                 pool.shutdownNow();
             }
-            assertThat(served).as("served in the order they queued").containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+            Comparator<Integer> byFirstArrival = Comparator.comparing(c -> arrivalOf(waiterIds[c], firstArrival));
+            Comparator<Integer> byLatestArrival = Comparator.comparing(c -> arrivalOf(waiterIds[c], latestArrival));
+            List<Integer> customers = List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+            assertThat(customers.stream().sorted(byFirstArrival).toList()).as("queued one after the other").isEqualTo(customers);
+            List<Integer> queuedAgain = customers.stream()
+                    .filter(c -> !arrivalOf(waiterIds[c], firstArrival).equals(arrivalOf(waiterIds[c], latestArrival))).toList();
+            System.out.println(getClass().getSimpleName() + " (" + clientType + "): callers taken for dead after a pause "
+                    + "and queued again: " + queuedAgain);
+            assertThat(served).as("served in the order of the queue in Redis (queued again: %s)", queuedAgain)
+                    .isEqualTo(customers.stream().sorted(byLatestArrival).toList());
             List<Section> all = new ArrayList<>(gate);
             all.addAll(sections);
             assertOneAtATimeWithRisingTokens(all);
@@ -280,6 +314,12 @@ abstract class DistributedLockTopologyContract {
             max = Math.max(max, current);
         }
         return max;
+    }
+
+    /** The arrival in Redis of the one queue entry whose id starts with {@code waiterId} (client id:thread:). */
+    private static Double arrivalOf(String waiterId, Map<String, Double> arrivals) {
+        return arrivals.entrySet().stream().filter(entry -> entry.getKey().startsWith(waiterId)).map(Map.Entry::getValue)
+                .findFirst().orElseThrow(() -> new AssertionError("never saw " + waiterId + " queued: " + arrivals.keySet()));
     }
 
     private static void await(CountDownLatch latch) {
