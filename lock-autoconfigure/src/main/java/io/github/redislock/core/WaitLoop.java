@@ -121,7 +121,7 @@ final class WaitLoop {
             }
             long sleepMillis;
             if (reply == null) {
-                sleepMillis = BackgroundCleanup.ERROR_BACKOFF_MILLIS;
+                sleepMillis = Durations.ERROR_BACKOFF_MILLIS;
             } else {
                 sleepMillis = Math.min(reply.retryAfterMillis(),
                         subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
