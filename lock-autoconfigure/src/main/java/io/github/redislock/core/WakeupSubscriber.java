@@ -35,6 +35,8 @@ final class WakeupSubscriber implements AutoCloseable {
     private final Object lifecycle = new Object();
     private volatile boolean started;
     private volatile boolean closed;
+    /** Whether Redis has confirmed the subscription once: only then are waiters told of releases. */
+    private volatile boolean confirmed;
 
     /**
      * @param onRelease told the lock name of each release published to this client
@@ -51,7 +53,10 @@ final class WakeupSubscriber implements AutoCloseable {
         container.setTaskExecutor(new SyncTaskExecutor());
         container.setSubscriptionExecutor(executor);
         container.setRecoveryBackoff(new FixedBackOff(500, FixedBackOff.UNLIMITED_ATTEMPTS));
-        Listener listener = new Listener(onRelease, onResubscribed);
+        Listener listener = new Listener(onRelease, () -> {
+            confirmed = true; // before the wake-up: the woken waiters then sleep on the subscription
+            onResubscribed.run();
+        });
         container.addMessageListener(listener, new ChannelTopic(channel));
         container.afterPropertiesSet();
     }
@@ -64,7 +69,7 @@ final class WakeupSubscriber implements AutoCloseable {
     /** Whether release messages reach this client now. Subscribes on the first call. */
     boolean isListening() {
         startIfNeeded();
-        return container.isListening();
+        return confirmed && container.isListening();
     }
 
     /**
