@@ -33,13 +33,21 @@ final class DistributedLockOperationParser {
      */
     DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
             String resolvedLease) {
+        return parse(method, targetClass, lock, resolvedWait, resolvedLease, lock.holdAtLeast());
+    }
+
+    /** Like {@link #parse(Method, Class, DistributedLock, String, String)}, with {@code holdAtLeast} resolved too. */
+    DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
+            String resolvedLease, String resolvedHoldAtLeast) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
         checkPermits(lock, where);
         Duration wait;
         Duration lease;
+        Duration holdAtLeast;
         try {
             wait = AnnotationDurations.parse(resolvedWait, "waitTime");
             lease = AnnotationDurations.parse(resolvedLease, "leaseTime");
+            holdAtLeast = AnnotationDurations.parse(resolvedHoldAtLeast, "holdAtLeast");
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(where + ": " + e.getMessage(), e);
         }
@@ -49,6 +57,10 @@ final class DistributedLockOperationParser {
         LockOptions options = wait == null ? LockOptions.defaults() : LockOptions.waitFor(wait);
         if (lease != null) {
             options = options.withLease(lease);
+        }
+        if (holdAtLeast != null) {
+            checkHoldAtLeast(lock, holdAtLeast, lease, where);
+            options = options.withHoldAtLeast(holdAtLeast);
         }
         Class<?> returnType = method.getReturnType();
         if (isReactive(returnType)) {
@@ -94,8 +106,29 @@ final class DistributedLockOperationParser {
                 throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
             }
         }
+        // the metric name: the annotation's name, else the method; never the key, whose values are unbounded
+        String metricName = !lock.name().isEmpty() ? lock.name()
+                : ClassUtils.getUserClass(targetClass != null ? targetClass : method.getDeclaringClass()).getSimpleName()
+                        + "." + method.getName();
+        options = options.withName(metricName);
         return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
                 lock.type(), lock.permits());
+    }
+
+    /** {@code holdAtLeast} needs a positive duration no longer than a fixed lease, on an exclusive lock. */
+    private static void checkHoldAtLeast(DistributedLock lock, Duration holdAtLeast, Duration lease, String where) {
+        if (holdAtLeast.toMillis() < 1) {
+            throw new IllegalStateException(where + ": holdAtLeast = \"" + lock.holdAtLeast() + "\" must be at least 1ms");
+        }
+        if (lease != null && holdAtLeast.compareTo(lease) > 0) {
+            throw new IllegalStateException(where + ": holdAtLeast = \"" + lock.holdAtLeast() + "\" is longer than leaseTime = \""
+                    + lock.leaseTime() + "\": the lock cannot stay held longer than its lease; raise leaseTime or lower holdAtLeast");
+        }
+        if (lock.type() != LockType.EXCLUSIVE || lock.permits() > 0) {
+            throw new IllegalStateException(where + ": holdAtLeast works with the exclusive lock only, not with "
+                    + (lock.permits() > 0 ? "a semaphore (permits = " + lock.permits() + ")" : "type = " + lock.type())
+                    + "; remove one of them");
+        }
     }
 
     /** A semaphore ({@code permits} of 1 or more) takes one key and no lock type: refuses anything else. */

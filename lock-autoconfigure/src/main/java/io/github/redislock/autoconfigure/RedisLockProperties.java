@@ -31,6 +31,10 @@ public class RedisLockProperties {
     /** Whether to let key expressions reference beans with '@name'. */
     private boolean allowBeanReferences = false;
 
+    private final Metrics metrics = new Metrics();
+
+    private final Observations observations = new Observations();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -77,6 +81,44 @@ public class RedisLockProperties {
 
     public void setAllowBeanReferences(boolean allowBeanReferences) {
         this.allowBeanReferences = allowBeanReferences;
+    }
+
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    public Observations getObservations() {
+        return observations;
+    }
+
+    /** Micrometer metrics of the locks ({@code redis.lock.*}). */
+    public static class Metrics {
+
+        /** Whether to record Micrometer metrics of the locks (redis.lock.*) when Micrometer and a MeterRegistry are present. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** Micrometer observations (tracing spans) of lock waits. */
+    public static class Observations {
+
+        /** Whether to observe each wait for a lock (redis.lock.wait) when an ObservationRegistry is present. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
     }
 
     RedisLockConfig toConfig() {

@@ -93,6 +93,21 @@ final class LocalLock {
         }
     }
 
+    /** How long the current holding's lease has left in Redis as this JVM counts it (negative once run out). */
+    long leaseLeftNanos() {
+        Holding current = holding;
+        return current == null ? 0 : renewedAtNanos + current.leaseNanos() - System.nanoTime();
+    }
+
+    /**
+     * How long ago the next renewal was due (a third of the lease after the last one was sent) without one having
+     * succeeded since; negative while it is not due yet.
+     */
+    long renewalOverdueNanos() {
+        Holding current = holding;
+        return current == null ? 0 : System.nanoTime() - renewedAtNanos - current.leaseNanos() / 3;
+    }
+
     /** When the request that last set the current holding's lease was sent. */
     long renewedAtNanos() {
         return renewedAtNanos;

@@ -38,6 +38,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final FairLock fair;
     private final SemaphorePermits semaphores;
     private final RedisLockDiagnostics diagnostics;
+    private final LockActivity activity = new LockActivity();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public RedisLockTemplate(StringRedisTemplate redis) {
@@ -62,7 +63,8 @@ public final class RedisLockTemplate implements AutoCloseable {
                 config.watchdogLease());
         this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), locks, new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
-        this.diagnostics = new RedisLockDiagnostics(locks, subscriber);
+        this.diagnostics = new RedisLockDiagnostics(locks, subscriber, activity);
+        watchdog.setEvents(activity);
     }
 
     /**
@@ -74,8 +76,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public LockHandle acquire(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return exclusive.tryAcquire(validateKey(key), wait, options.leaseTime())
-                .orElseThrow(() -> new LockNotAcquiredException(key, wait));
+        return tryExclusive(validateKey(key), wait, options).orElseThrow(() -> new LockNotAcquiredException(key, wait));
     }
 
     /** Acquires with the default wait time and the watchdog. */
@@ -89,7 +90,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public Optional<LockHandle> tryAcquire(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return exclusive.tryAcquire(validateKey(key), wait, options.leaseTime());
+        return tryExclusive(validateKey(key), wait, options);
     }
 
     /**
@@ -103,7 +104,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options) {
         Duration wait = waitTime(options);
-        return MultiLock.acquire(exclusive::tryAcquire, MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+        return MultiLock.acquire(exclusiveFor(options), MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
     }
 
     /**
@@ -112,7 +113,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options) {
         Duration wait = waitTime(options);
-        return Optional.ofNullable(MultiLock.acquire(exclusive::tryAcquire, MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
+        return Optional.ofNullable(MultiLock.acquire(exclusiveFor(options), MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
     }
 
     /**
@@ -167,16 +168,14 @@ public final class RedisLockTemplate implements AutoCloseable {
     public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
         Duration wait = waitTime(options);
         Objects.requireNonNull(mode, "mode");
-        return MultiLock.acquire((key, left, lease) -> readWrite.tryAcquire(key, mode, left, lease),
-                MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+        return MultiLock.acquire(readWriteFor(options, mode), MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
     }
 
     /** Like {@link #acquireAll(Collection, LockOptions, LockMode)}, but empty when another owner kept a key past the wait. */
     public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
         Duration wait = waitTime(options);
         Objects.requireNonNull(mode, "mode");
-        return Optional.ofNullable(MultiLock.acquire((key, left, lease) -> readWrite.tryAcquire(key, mode, left, lease),
-                MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
+        return Optional.ofNullable(MultiLock.acquire(readWriteFor(options, mode), MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
     }
 
     /**
@@ -200,14 +199,13 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public LockHandle acquireFair(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return fair.tryAcquire(validateKey(key), wait, options.leaseTime())
-                .orElseThrow(() -> new LockNotAcquiredException(key, wait));
+        return tryFair(validateKey(key), wait, options).orElseThrow(() -> new LockNotAcquiredException(key, wait));
     }
 
     /** Like {@link #acquireFair}, but returns empty instead of throwing when the turn did not come in time. */
     public Optional<LockHandle> tryAcquireFair(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return fair.tryAcquire(validateKey(key), wait, options.leaseTime());
+        return tryFair(validateKey(key), wait, options);
     }
 
     /**
@@ -222,7 +220,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (permits < 1) {
             throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
         }
-        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime());
+        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime(), activity);
     }
 
     /**
@@ -231,6 +229,14 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public void addLockLostListener(LockLostListener listener) {
         watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
+     * Registers an observer told of every acquisition through this template's API (and so {@code @DistributedLock}),
+     * release, loss and watchdog renewal: for metrics and tracing. The {@code Lock} views are not observed.
+     */
+    public void addObserver(LockObserver observer) {
+        activity.addObserver(Objects.requireNonNull(observer, "observer"));
     }
 
     public RedisLockConfig config() {
@@ -263,6 +269,34 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (closed.compareAndSet(false, true)) {
             watchdog.close();
             subscriber.close();
+        }
+    }
+
+    private Optional<LockHandle> tryExclusive(String key, Duration wait, LockOptions options) {
+        return activity.acquire(options.name(), key, "exclusive",
+                () -> exclusive.tryAcquire(key, wait, options.leaseTime(), options.holdAtLeast()));
+    }
+
+    private MultiLock.Acquisition exclusiveFor(LockOptions options) {
+        return (key, left, lease) -> activity.acquire(options.name(), key, "exclusive",
+                () -> exclusive.tryAcquire(key, left, lease, options.holdAtLeast()));
+    }
+
+    private MultiLock.Acquisition readWriteFor(LockOptions options, LockMode mode) {
+        refuseHoldAtLeast(options, mode == LockMode.READ ? "read" : "write");
+        return (key, left, lease) -> activity.acquire(options.name(), key, mode == LockMode.READ ? "read" : "write",
+                () -> readWrite.tryAcquire(key, mode, left, lease));
+    }
+
+    private Optional<LockHandle> tryFair(String key, Duration wait, LockOptions options) {
+        refuseHoldAtLeast(options, "fair");
+        return activity.acquire(options.name(), key, "fair", () -> fair.tryAcquire(key, wait, options.leaseTime()));
+    }
+
+    static void refuseHoldAtLeast(LockOptions options, String type) {
+        if (options.holdAtLeast() != null) {
+            throw new IllegalArgumentException("holdAtLeast is supported by the exclusive lock only, not by the " + type
+                    + " lock: " + options);
         }
     }
 

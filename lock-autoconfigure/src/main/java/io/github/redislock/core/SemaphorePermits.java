@@ -263,7 +263,7 @@ final class SemaphorePermits {
     }
 
     /** One acquisition, handed to the caller. */
-    private final class Handle implements PermitHandle {
+    private final class Handle implements PermitHandle, LockActivity.Leased {
 
         private final Acquisition acquisition;
         private final long token;
@@ -272,6 +272,11 @@ final class SemaphorePermits {
         Handle(Acquisition acquisition) {
             this.acquisition = acquisition;
             this.token = acquisition.lease.token;
+        }
+
+        @Override
+        public LocalLock lease() {
+            return acquisition.lease;
         }
 
         @Override

@@ -50,6 +50,8 @@ final class Watchdog implements AutoCloseable {
     private final ThreadPoolExecutor listenerThread;
     private final ThreadPoolExecutor background;
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
+    /** Told of every renewal's outcome and every loss, on the thread that saw it; for metrics and health. */
+    private volatile Events events = Events.NONE;
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
 
@@ -76,6 +78,28 @@ final class Watchdog implements AutoCloseable {
 
     void addLockLostListener(LockLostListener listener) {
         listeners.add(listener);
+    }
+
+    /** What the watchdog saw, as it saw it: must be quick and not throw. */
+    interface Events {
+
+        Events NONE = new Events() {
+            @Override
+            public void renewal(String key, LockObserver.RenewalOutcome outcome) {
+            }
+
+            @Override
+            public void lost(String key, String reason) {
+            }
+        };
+
+        void renewal(String key, LockObserver.RenewalOutcome outcome);
+
+        void lost(String key, String reason);
+    }
+
+    void setEvents(Events events) {
+        this.events = events;
     }
 
     /**
@@ -143,11 +167,15 @@ final class Watchdog implements AutoCloseable {
         try {
             if (scripts.renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
                 lock.renewed(holding, sent);
+                events.renewal(lock.key, LockObserver.RenewalOutcome.RENEWED);
             } else {
+                events.renewal(lock.key, LockObserver.RenewalOutcome.LOST);
                 markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
             }
         } catch (RuntimeException e) {
             Long current = inFlight.get(holding);
+            events.renewal(lock.key, lock.invalidReason() != null ? LockObserver.RenewalOutcome.LOST
+                    : LockObserver.RenewalOutcome.FAILED);
             if (lock.invalidReason() != null) {
                 markLost(lock, holding, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
             } else if (current != null && current == sent) { // not given up on by timedOut, which logs itself
@@ -162,6 +190,8 @@ final class Watchdog implements AutoCloseable {
         if (!inFlight.remove(holding, sent) || lock.holding != holding || lock.lostReason != null) {
             return; // answered, released or lost meanwhile
         }
+        events.renewal(lock.key, lock.invalidReason() != null ? LockObserver.RenewalOutcome.LOST
+                : LockObserver.RenewalOutcome.FAILED);
         if (lock.invalidReason() != null) {
             markLost(lock, holding, "Redis did not answer its renewal within "
                     + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out");
@@ -178,6 +208,7 @@ final class Watchdog implements AutoCloseable {
             return;
         }
         inFlight.remove(holding);
+        events.lost(lock.key, reason);
         LockHandle view = new LostView(lock.key, holding.token());
         log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, holding.token(), reason);
         try {
