@@ -53,8 +53,10 @@ class ScheduledHoldAtLeastTest {
             assertThat(ordered.get(i).startMillis()).as("runs never overlap").isGreaterThanOrEqualTo(ordered.get(i - 1).endMillis());
         }
         Map<String, Long> perInstance = ordered.stream().collect(Collectors.groupingBy(Run::instance, Collectors.counting()));
+        long maxLateMs = ordered.stream().mapToLong(run -> run.startMillis() - run.tick() * 1000
+                - ("b".equals(run.instance()) ? 300 : 0)).max().orElseThrow();
         System.out.println("holdAtLeast 700ms, ticks every 1s, instance b 300 ms late: " + byTick.size()
-                + " ticks, runs per instance " + perInstance);
+                + " ticks, runs per instance " + perInstance + ", latest start after its tick " + maxLateMs + " ms");
     }
 
     @Test
@@ -72,7 +74,7 @@ class ScheduledHoldAtLeastTest {
         try {
             apps.add(start(job, "a", Duration.ZERO));
             apps.add(start(job, "b", Duration.ofMillis(-300)));
-            long first = System.currentTimeMillis() / 1000 + 2; // a whole tick after both scheduled
+            long first = System.currentTimeMillis() / 1000 + 3; // whole ticks after both run, past start-up's load
             long last = first + ticks - 1;
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(ticks + 15);
             while (System.currentTimeMillis() < (last + 2) * 1000 && System.nanoTime() < end) {
@@ -127,7 +129,7 @@ class ScheduledHoldAtLeastTest {
 
         void work() throws InterruptedException {
             long start = System.currentTimeMillis();
-            long tick = clock.millis() / 1000;
+            long tick = (clock.millis() + 500) / 1000; // the second its clock fired it at, give or take half a second
             Thread.sleep(100); // the job's work
             runs.add(new Run(instance, tick, start, System.currentTimeMillis()));
         }
