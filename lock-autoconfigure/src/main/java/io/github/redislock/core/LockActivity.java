@@ -77,19 +77,19 @@ final class LockActivity implements Watchdog.Events {
                 : new ObservedHandle(handle.get(), entry));
     }
 
-    /** The watchdog tried to renew {@code key}'s lease. */
+    /** The watchdog tried to renew {@code lease}. */
     @Override
-    public void renewal(String key, RenewalOutcome outcome) {
-        LockEvent lock = eventFor(key);
+    public void renewal(LocalLock lease, RenewalOutcome outcome) {
+        LockEvent lock = eventFor(lease);
         for (LockObserver observer : observers) {
             call(observer, o -> o.renewal(lock, outcome));
         }
     }
 
-    /** The watchdog found {@code key}'s holding lost. */
+    /** The watchdog found {@code lease} lost. */
     @Override
-    public void lost(String key, String reason) {
-        LockEvent lock = eventFor(key);
+    public void lost(LocalLock lease, String reason) {
+        LockEvent lock = eventFor(lease);
         for (LockObserver observer : observers) {
             call(observer, o -> o.lost(lock, reason));
         }
@@ -118,13 +118,14 @@ final class LockActivity implements Watchdog.Events {
         return held.size();
     }
 
-    private LockEvent eventFor(String key) {
+    /** The acquisition holding {@code lease}; one not acquired through the template's API (a {@code Lock} view) is unnamed. */
+    private LockEvent eventFor(LocalLock lease) {
         for (Held h : held) {
-            if (h.lock.key().equals(key) && !"semaphore".equals(h.lock.type())) {
+            if (h.handle instanceof Leased leased && leased.lease() == lease) {
                 return h.lock;
             }
         }
-        return new LockEvent(LockObserver.UNNAMED, key, "exclusive");
+        return new LockEvent(LockObserver.UNNAMED, lease.key, "exclusive");
     }
 
     private void ended(Held entry) {

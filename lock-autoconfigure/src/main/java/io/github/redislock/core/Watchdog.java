@@ -85,17 +85,19 @@ final class Watchdog implements AutoCloseable {
 
         Events NONE = new Events() {
             @Override
-            public void renewal(String key, LockObserver.RenewalOutcome outcome) {
+            public void renewal(LocalLock lock, LockObserver.RenewalOutcome outcome) {
             }
 
             @Override
-            public void lost(String key, String reason) {
+            public void lost(LocalLock lock, String reason) {
             }
         };
 
-        void renewal(String key, LockObserver.RenewalOutcome outcome);
+        /** A renewal of {@code lock}'s current holding ended so. */
+        void renewal(LocalLock lock, LockObserver.RenewalOutcome outcome);
 
-        void lost(String key, String reason);
+        /** {@code lock}'s holding was marked lost. */
+        void lost(LocalLock lock, String reason);
     }
 
     void setEvents(Events events) {
@@ -167,18 +169,18 @@ final class Watchdog implements AutoCloseable {
         try {
             if (scripts.renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
                 lock.renewed(holding, sent);
-                events.renewal(lock.key, LockObserver.RenewalOutcome.RENEWED);
-            } else {
-                events.renewal(lock.key, LockObserver.RenewalOutcome.LOST);
-                markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
+                events.renewal(lock, LockObserver.RenewalOutcome.RENEWED);
+            } else if (markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)")) {
+                events.renewal(lock, LockObserver.RenewalOutcome.LOST);
             }
         } catch (RuntimeException e) {
             Long current = inFlight.get(holding);
-            events.renewal(lock.key, lock.invalidReason() != null ? LockObserver.RenewalOutcome.LOST
-                    : LockObserver.RenewalOutcome.FAILED);
             if (lock.invalidReason() != null) {
-                markLost(lock, holding, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
-            } else if (current != null && current == sent) { // not given up on by timedOut, which logs itself
+                if (markLost(lock, holding, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage())) {
+                    events.renewal(lock, LockObserver.RenewalOutcome.LOST);
+                }
+            } else if (current != null && current == sent) { // not given up on by timedOut, which logs and counts itself
+                events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
                 log.warn("Could not renew lock '{}' (will retry before its lease ends): {}", lock.key, e.toString());
             }
         } finally {
@@ -190,25 +192,30 @@ final class Watchdog implements AutoCloseable {
         if (!inFlight.remove(holding, sent) || lock.holding != holding || lock.lostReason != null) {
             return; // answered, released or lost meanwhile
         }
-        events.renewal(lock.key, lock.invalidReason() != null ? LockObserver.RenewalOutcome.LOST
-                : LockObserver.RenewalOutcome.FAILED);
         if (lock.invalidReason() != null) {
-            markLost(lock, holding, "Redis did not answer its renewal within "
-                    + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out");
+            if (markLost(lock, holding, "Redis did not answer its renewal within "
+                    + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out")) {
+                events.renewal(lock, LockObserver.RenewalOutcome.LOST);
+            }
             return;
         }
+        events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
         log.warn("Redis did not answer the renewal of lock '{}' within {}ms; sending it again",
                 lock.key, TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
         dispatch(lock, holding);
     }
 
-    /** Marks {@code holding} lost and tells the listeners; nothing if it was released or replaced meanwhile. */
-    void markLost(LocalLock lock, LocalLock.Holding holding, String reason) {
+    /**
+     * Marks {@code holding} lost and tells the listeners; nothing if it was released, replaced or marked lost meanwhile.
+     *
+     * @return whether it was marked lost now
+     */
+    boolean markLost(LocalLock lock, LocalLock.Holding holding, String reason) {
         if (!lock.lose(holding, reason)) {
-            return;
+            return false;
         }
         inFlight.remove(holding);
-        events.lost(lock.key, reason);
+        events.lost(lock, reason);
         LockHandle view = new LostView(lock.key, holding.token());
         log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, holding.token(), reason);
         try {
@@ -216,6 +223,7 @@ final class Watchdog implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             log.debug("Lock '{}' was lost after the template closed; its listeners are not told", lock.key);
         }
+        return true;
     }
 
     private void tell(LockHandle view, String reason) {

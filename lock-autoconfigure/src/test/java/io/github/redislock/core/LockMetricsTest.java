@@ -135,6 +135,21 @@ class LockMetricsTest {
     }
 
     @Test
+    void aLostSemaphorePermitIsCountedUnderItsName() {
+        RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900)));
+        shortLease.addObserver(new RedisLockMetrics(meters, shortLease.diagnostics()));
+        PermitHandle permit = shortLease.semaphore("metrics:printers", 2).acquire(LockOptions.tryOnce().withName("printers"));
+        assertThat(permit.permits()).isEqualTo(1);
+        assertThat(shortLease.diagnostics().heldLocks()).singleElement()
+                .satisfies(held -> assertThat(held.type()).isEqualTo("semaphore"));
+
+        redis.delete(java.util.List.of("redis-lock:{metrics:printers}:semaphore:holders", "redis-lock:{metrics:printers}:semaphore:permits"));
+        awaitTrue(() -> !permit.isHeld(), "the watchdog to find the permit gone");
+        awaitTrue(() -> meters.find("redis.lock.lost").tag("name", "printers").counter() != null, "the loss to be counted");
+        assertThatThrownBy(permit::release).isInstanceOf(LockLostException.class);
+    }
+
+    @Test
     void eachWaitIsAnObservationThatTracingSeesAsASpan() {
         TestObservationRegistry observations = TestObservationRegistry.create();
         template.addObserver(new RedisLockObservations(observations));
