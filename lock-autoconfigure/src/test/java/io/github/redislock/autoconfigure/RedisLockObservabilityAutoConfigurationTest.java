@@ -77,6 +77,15 @@ class RedisLockObservabilityAutoConfigurationTest {
                         .doesNotHaveBean("lockHealthIndicator"));
     }
 
+    @Test
+    void theIdeMetadataDescribesTheMetricsAndObservationsSwitches() throws Exception {
+        try (java.io.InputStream in = RedisLockProperties.class.getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            String json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(json).contains("\"redis-lock.metrics.enabled\"", "\"redis-lock.observations.enabled\"",
+                    "Whether to record Micrometer metrics of the locks", "Whether to observe each wait for a lock");
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class Registries {
 
