@@ -114,10 +114,6 @@ final class LockActivity implements Watchdog.Events {
                 .toList();
     }
 
-    int heldCount() {
-        return held.size();
-    }
-
     /** The acquisition holding {@code lease}; one not acquired through the template's API (a {@code Lock} view) is unnamed. */
     private LockEvent eventFor(LocalLock lease) {
         for (Held h : held) {
