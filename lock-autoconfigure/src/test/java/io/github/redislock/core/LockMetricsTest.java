@@ -125,6 +125,7 @@ class LockMetricsTest {
         redis.delete("redis-lock:{metrics:lost}");
         awaitTrue(() -> !handle.isHeld(), "the watchdog to find the lock gone");
         awaitTrue(() -> meters.find("redis.lock.lost").tag("name", "reports").counter() != null, "the loss to be counted");
+        awaitTrue(() -> count("redis.lock.renewals", "lost") > 0, "the renewal that found it gone to be counted");
         assertThat(meters.get("redis.lock.lost").tag("name", "reports").counter().count()).isEqualTo(1);
         assertThat(count("redis.lock.renewals", "lost")).isEqualTo(1);
         assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class);
