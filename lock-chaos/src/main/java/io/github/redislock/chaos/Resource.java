@@ -21,8 +21,13 @@ import com.sun.net.httpserver.HttpServer;
  * refuses a write whose token is lower than the highest token it has seen.
  * <p>
  * {@code GET /read?worker=&token=}, {@code POST /write?worker=&token=&value=}, {@code POST /event?type=&worker=&token=},
- * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder},
- * {@code POST /trap}, {@code GET /trapped}, {@code POST /spring} (catch the next reader inside its section).
+ * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder?shared=},
+ * {@code GET /holders}, {@code POST /trap}, {@code GET /trapped}, {@code POST /spring} (catch the next reader inside
+ * its section).
+ * <p>
+ * A read/write lock's reader reads with {@code shared=true} (recorded as {@code shared-read}) and ends its section
+ * with {@code /event?type=shared-end}; it writes nothing. Its token counts towards the highest seen, so a fenced
+ * resource refuses a write whose token is below a reader's that came before it.
  */
 public final class Resource {
 
@@ -58,7 +63,7 @@ public final class Resource {
             switch (path) {
                 case "/read" -> {
                     highestToken = Math.max(highestToken, token);
-                    Event read = new Event(now, "read", worker, token, value, true);
+                    Event read = new Event(now, "true".equals(q.get("shared")) ? "shared-read" : "read", worker, token, value, true);
                     history.add(read);
                     openSections.put(worker, read);
                     body = Long.toString(value);
@@ -81,7 +86,7 @@ public final class Resource {
                 }
                 case "/event" -> {
                     history.add(new Event(now, q.get("type"), worker, token, 0, true));
-                    if ("abandon".equals(q.get("type"))) {
+                    if ("abandon".equals(q.get("type")) || "shared-end".equals(q.get("type"))) {
                         openSections.remove(worker);
                     }
                     body = "ok";
@@ -117,9 +122,19 @@ public final class Resource {
                     body = "ok";
                 }
                 case "/holder" -> {
-                    // the worker whose critical section started last and has not ended
-                    body = openSections.values().stream().max(java.util.Comparator.comparingLong(Event::nanos))
+                    // the worker whose critical section started last and has not ended; shared=true: a reader's,
+                    // shared=false: a writer's (or a mutex holder's)
+                    String shared = q.get("shared");
+                    body = openSections.values().stream()
+                            .filter(e -> shared == null || e.type().equals("shared-read") == Boolean.parseBoolean(shared))
+                            .max(java.util.Comparator.comparingLong(Event::nanos))
                             .map(e -> e.worker() + " " + e.token()).orElse("");
+                }
+                case "/holders" -> {
+                    // every worker thread inside a section now, one a line
+                    StringBuilder sb = new StringBuilder();
+                    openSections.keySet().forEach(w -> sb.append(w).append('\n'));
+                    body = sb.toString();
                 }
                 case "/history" -> {
                     StringBuilder sb = new StringBuilder();
