@@ -21,9 +21,9 @@ import com.sun.net.httpserver.HttpServer;
  * refuses a write whose token is lower than the highest token it has seen.
  * <p>
  * {@code GET /read?worker=&token=}, {@code POST /write?worker=&token=&value=}, {@code POST /event?type=&worker=&token=},
- * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder?shared=},
- * {@code GET /holders}, {@code POST /trap}, {@code GET /trapped}, {@code POST /spring} (catch the next reader inside
- * its section).
+ * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder},
+ * {@code GET /holders}, {@code POST /trap?shared=}, {@code GET /trapped}, {@code POST /spring} (catch the next reader
+ * inside its section; with {@code shared}, the next shared or the next exclusive one).
  * <p>
  * A read/write lock's reader reads with {@code shared=true} (recorded as {@code shared-read}) and ends its section
  * with {@code /event?type=shared-end}; it writes nothing. Its token counts towards the highest seen, so a fenced
@@ -36,6 +36,8 @@ public final class Resource {
     private boolean fenced;
     /** Whether the next read is held back (see {@code /trap}); the held read, once one was; what lets it go. */
     private boolean trapArmed;
+    /** Which reads the trap catches: {@code null} any, else only shared ({@code true}) or only exclusive ones. */
+    private Boolean trapShared;
     private Event trapped;
     private CountDownLatch trapRelease = new CountDownLatch(0);
     private long value;
@@ -67,7 +69,7 @@ public final class Resource {
                     history.add(read);
                     openSections.put(worker, read);
                     body = Long.toString(value);
-                    if (trapArmed) {
+                    if (trapArmed && (trapShared == null || trapShared == read.type().equals("shared-read"))) {
                         trapArmed = false;
                         trapped = read;
                         holdReply = trapRelease;
@@ -101,6 +103,7 @@ public final class Resource {
                     trapRelease.countDown();
                     trapRelease = new CountDownLatch(1);
                     trapArmed = true;
+                    trapShared = q.containsKey("shared") ? Boolean.valueOf(q.get("shared")) : null;
                     trapped = null;
                     body = "ok";
                 }
@@ -122,12 +125,8 @@ public final class Resource {
                     body = "ok";
                 }
                 case "/holder" -> {
-                    // the worker whose critical section started last and has not ended; shared=true: a reader's,
-                    // shared=false: a writer's (or a mutex holder's)
-                    String shared = q.get("shared");
-                    body = openSections.values().stream()
-                            .filter(e -> shared == null || e.type().equals("shared-read") == Boolean.parseBoolean(shared))
-                            .max(java.util.Comparator.comparingLong(Event::nanos))
+                    // the worker whose critical section started last and has not ended
+                    body = openSections.values().stream().max(java.util.Comparator.comparingLong(Event::nanos))
                             .map(e -> e.worker() + " " + e.token()).orElse("");
                 }
                 case "/holders" -> {
