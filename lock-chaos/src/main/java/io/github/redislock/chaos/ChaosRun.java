@@ -405,13 +405,14 @@ public final class ChaosRun implements AutoCloseable {
             throw new IllegalStateException("no worker read the resource" + which + " in " + PAUSE_ATTEMPTS
                     + " waits of 5 s: the workers are not running sections");
         }
+        String kind = which.isEmpty() ? "" : which.endsWith("true") ? "reader-" : "writer-";
+        mark("kill-" + kind + repetition + "-begin");
         process.destroyForcibly().waitFor();
         post("/spring"); // the read's reply goes to a dead process: its section stays open
         // its section, left open by the kill, is still open at the resource; if not, it had left it just before
         boolean wasHolding = holders().contains(id);
         holderKills++;
         holderKillsAfterLeaving += wasHolding ? 0 : 1;
-        String kind = which.isEmpty() ? "" : which.endsWith("true") ? "reader-" : "writer-";
         mark("kill-" + kind + repetition + (wasHolding ? "" : "-not-holding") + "-end");
         startWorkerInBackground(id + "r" + repetition + kind.replace("-", ""), System.currentTimeMillis() + 3_000_000, true,
                 lockType);
@@ -436,6 +437,7 @@ public final class ChaosRun implements AutoCloseable {
             }
             String id = candidates.get(java.util.concurrent.ThreadLocalRandom.current().nextInt(candidates.size()));
             Process process = workers.remove(id);
+            mark("kill-waiter-" + repetition + "-begin");
             process.destroyForcibly().waitFor();
             boolean wasHolding = holders().contains(id);
             waiterKills++;
@@ -941,8 +943,9 @@ public final class ChaosRun implements AutoCloseable {
                 .append("read/write lock (a dead waiting writer's entry lives up to the holder's lease plus a second, ")
                 .append("plus two seconds of scheduling): bounds that catch a stuck queue, while the figures below are ")
                 .append("what it cost, ")
-                .append("measured as the longest stretch with no section open that spans the kill or begins within ")
-                .append(HistoryChecker.FAULT_WINDOW_MILLIS).append(" ms after it.\n\n");
+                .append("measured as the longest stretch with no section open that ends after the kill began and ")
+                .append("begins within ").append(HistoryChecker.FAULT_WINDOW_MILLIS).append(" ms after the killed JVM ")
+                .append("was gone.\n\n");
         md.append("| scenario | critical sections (of them reads) | readers overlapping each other | kills: holders (had left) / waiting "
                 + "JVMs (found holding) | overlaps | overlaps not involving a stalled holder | duplicate / decreasing tokens "
                 + "(not stalled) | stale writes accepted / rejected | lost updates | grants checked for arrival order / out of order "

@@ -26,8 +26,9 @@ import java.util.Set;
  * those out, as the overlaps do. Readers of one epoch share a token, so a stalled reader exempts its whole epoch.
  * <p>
  * Pauses between sections: the idle gaps (no completed section open) measure how long the lock sat unused; the
- * longest gap spanning each fault's end mark, or starting within {@link #FAULT_WINDOW_MILLIS} after it, is that
- * fault's cost to the survivors.
+ * longest gap that ends after a fault began (its {@code -begin} mark, else its {@code -end} mark) and starts before
+ * {@link #FAULT_WINDOW_MILLIS} after the fault's {@code -end} mark is that fault's cost to the survivors
+ * ({@link Verdict#faultGapMillis()}, by the end mark's name).
  */
 public final class HistoryChecker {
 
@@ -151,11 +152,16 @@ public final class HistoryChecker {
             previous = Math.max(previous, s.token());
         }
         List<Long> recoveries = new ArrayList<>();
-        Map<String, Long> faultEnds = new java.util.LinkedHashMap<>();
+        Map<String, long[]> faults = new java.util.LinkedHashMap<>(); // end mark -> its fault's begin, end
+        long begin = -1;
         for (int i = 0; i < events.size(); i++) {
             Event e = events.get(i);
+            if (e.type().equals("mark") && e.worker().endsWith("-begin")) {
+                begin = e.nanos();
+            }
             if (e.type().equals("mark") && e.worker().endsWith("-end")) {
-                faultEnds.put(e.worker(), e.nanos());
+                faults.put(e.worker(), new long[] {begin < 0 ? e.nanos() : begin, e.nanos()});
+                begin = -1;
                 for (int j = i + 1; j < events.size(); j++) {
                     if (events.get(j).type().equals("write") && events.get(j).accepted()) {
                         recoveries.add((events.get(j).nanos() - e.nanos()) / 1_000_000);
@@ -168,7 +174,7 @@ public final class HistoryChecker {
         List<Long> idleGapMillis = gaps.stream().map(g -> (g[1] - g[0]) / 1_000_000).toList();
         Map<String, Long> faultGaps = new java.util.LinkedHashMap<>();
         long window = FAULT_WINDOW_MILLIS * 1_000_000;
-        faultEnds.forEach((mark, end) -> gaps.stream().filter(g -> g[1] > end && g[0] < end + window)
+        faults.forEach((mark, fault) -> gaps.stream().filter(g -> g[1] > fault[0] && g[0] < fault[1] + window)
                 .mapToLong(g -> (g[1] - g[0]) / 1_000_000).max().ifPresent(gap -> faultGaps.put(mark, gap)));
         int lostUpdates = (int) Math.max(0, acceptedWrites - finalValue);
         int sharedSections = (int) sections.stream().filter(Section::shared).count();

@@ -179,4 +179,20 @@ class HistoryCheckerTest {
         assertThat(v.idleGapMillis()).containsExactly(2L, 700L, 5L);
         assertThat(v.faultGapMillis()).containsExactly(java.util.Map.entry("kill-waiter-0-end", 700L));
     }
+
+    @Test
+    void aPauseThatEndedBeforeTheFaultsEndMarkCountsFromItsBeginMark() {
+        // the kill took long (a loaded machine): the next holder started before the end mark was recorded
+        long ms = 1_000_000;
+        List<Event> history = List.of(
+                new Event(0, "read", "a-0", 1, 0, true), new Event(10 * ms, "write", "a-0", 1, 1, true),
+                new Event(15 * ms, "read", "b-0", 2, 1, true),                 // b is killed inside its section
+                new Event(20 * ms, "mark", "kill-0-begin", 0, 0, true),
+                new Event(1010 * ms, "read", "c-0", 3, 1, true), new Event(1020 * ms, "write", "c-0", 3, 2, true),
+                new Event(1200 * ms, "mark", "kill-0-end", 0, 0, true),
+                new Event(1250 * ms, "read", "a-0", 4, 2, true), new Event(1260 * ms, "write", "a-0", 4, 3, true));
+        assertThat(HistoryChecker.check(history, 3).faultGapMillis()).containsExactly(java.util.Map.entry("kill-0-end", 1000L));
+        List<Event> withoutBegin = history.stream().filter(e -> !e.worker().endsWith("-begin")).toList();
+        assertThat(HistoryChecker.check(withoutBegin, 3).faultGapMillis()).containsExactly(java.util.Map.entry("kill-0-end", 230L));
+    }
 }
