@@ -23,7 +23,9 @@ import io.github.redislock.test.RedisServerProcess;
 /**
  * The fault-injection controller: starts a Redis, a TCP proxy in front of it, the resource process
  * and 4 worker JVMs x 2 threads, injects each fault {@code repetitions} times, and checks the
- * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}.
+ * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}. The lock family's
+ * scenarios ({@link #lockFamilyScenarios}) run the same workers with the fair lock or the read/write lock and kill
+ * holders and waiting JVMs; a {@link FairQueueMonitor} checks the fair lock's grants against its queue in Redis.
  * <p>
  * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
  * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
