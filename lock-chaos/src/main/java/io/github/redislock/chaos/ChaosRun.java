@@ -304,7 +304,15 @@ public final class ChaosRun implements AutoCloseable {
                 Thread.sleep(faultFreeSeconds * 1000);
             }
             for (int r = 0; r < repetitions; r++) {
-                long token = fault.inject(r);
+                long token;
+                try {
+                    token = fault.inject(r);
+                } catch (Exception e) {
+                    // keep what the resource recorded and what the workers printed, to see why the fault could not land
+                    keepHistory(new Outcome(name + " (aborted: " + e.getMessage() + ")", promise, fenced, r,
+                            HistoryChecker.check(history(), value()), 0, 0, "not checked"), pausedTokens, history(), workerLog);
+                    throw e;
+                }
                 if (token > 0) {
                     pausedTokens.add(token);
                 }
