@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import org.slf4j.Logger;
@@ -31,6 +32,7 @@ final class WakeupSubscriber implements AutoCloseable {
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
     private volatile boolean started;
+    private final ReentrantLock startLock = new ReentrantLock();
 
     /**
      * @param onRelease told the lock name of each release published to this client
@@ -71,17 +73,23 @@ final class WakeupSubscriber implements AutoCloseable {
         return !started && start();
     }
 
-    private synchronized boolean start() {
-        if (started) {
-            return false;
-        }
-        started = true;
+    /** Not synchronized: a virtual thread blocked in the subscribe call would pin its carrier on Java 21-23. */
+    private boolean start() {
+        startLock.lock();
         try {
-            container.start(); // returns once the channel is subscribed
-        } catch (RuntimeException e) {
-            log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers", e.toString());
+            if (started) {
+                return false;
+            }
+            started = true;
+            try {
+                container.start(); // returns once the channel is subscribed
+            } catch (RuntimeException e) {
+                log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers", e.toString());
+            }
+            return true;
+        } finally {
+            startLock.unlock();
         }
-        return true;
     }
 
     private static final class Listener implements MessageListener, SubscriptionListener {
