@@ -58,7 +58,8 @@ final class DistributedLockOperationParser {
         if (isKotlinSuspend(method)) {
             throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
                     + "the lock would be released at its first suspension point, or before its body runs, while the "
-                    + "coroutine goes on unlocked; lock a non-suspending function instead (e.g. one that calls runBlocking)");
+                    + "coroutine goes on unlocked; return a Mono instead (mono { ... }), which is locked until it completes, or lock a "
+                    + "non-suspending function (e.g. one that calls runBlocking)");
         }
         if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
             throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
