@@ -63,14 +63,15 @@ final class DistributedLockOperationParser {
             options = options.withHoldAtLeast(holdAtLeast);
         }
         Class<?> returnType = method.getReturnType();
-        if (isReactive(returnType)) {
-            throw new IllegalStateException(where + ": returns " + returnType.getName() + ", a reactive type: the lock would "
-                    + "be released when the method returns, before the publisher runs; lock inside the pipeline instead");
+        String asyncRefusal = AsyncLockedCalls.refusal(returnType);
+        if (asyncRefusal != null) {
+            throw new IllegalStateException(where + ": " + asyncRefusal);
         }
         if (isKotlinSuspend(method)) {
             throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
                     + "the lock would be released at its first suspension point, or before its body runs, while the "
-                    + "coroutine goes on unlocked; lock a non-suspending function instead (e.g. one that calls runBlocking)");
+                    + "coroutine goes on unlocked; return a Mono instead (mono { ... }), which is locked until it completes, or lock a "
+                    + "non-suspending function (e.g. one that calls runBlocking)");
         }
         if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
             throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
@@ -148,22 +149,6 @@ final class DistributedLockOperationParser {
             throw new IllegalStateException(where + ": permits = " + lock.permits() + " makes it a semaphore, which takes "
                     + "a single key, but there are " + lock.key().length);
         }
-    }
-
-    /** Whether the type is (or extends) Reactive Streams' Publisher, without needing it on the classpath. */
-    private static boolean isReactive(Class<?> type) {
-        if (type == null || type.isPrimitive()) {
-            return false;
-        }
-        if (type.getName().equals("org.reactivestreams.Publisher") || isReactive(type.getSuperclass())) {
-            return true;
-        }
-        for (Class<?> implemented : type.getInterfaces()) {
-            if (isReactive(implemented)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

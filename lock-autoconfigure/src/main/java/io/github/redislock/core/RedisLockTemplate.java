@@ -6,7 +6,11 @@ import java.util.Collection;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.stream.Stream;
@@ -42,6 +46,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final RedisLockDiagnostics diagnostics;
     private final LockActivity activity = new LockActivity();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Executor asyncExecutor = AsyncLockExecutor.create();
 
     public RedisLockTemplate(StringRedisTemplate redis) {
         this(redis, RedisLockConfig.defaults());
@@ -143,6 +148,35 @@ public final class RedisLockTemplate implements AutoCloseable {
         }
         handle.release();
         return result;
+    }
+
+    /**
+     * Like {@link #execute}, for asynchronous work: acquires the lock without blocking the calling thread, then
+     * calls {@code action} and holds the lock until the stage it returns completes, normally, exceptionally or by
+     * cancellation, on whichever thread; then releases it. The lock is waited for and held by a holder thread of
+     * {@link #asyncExecutor()} (a virtual thread on Java 21+), so the acquisition's owner is that holder, not the
+     * caller: an async acquisition is not reentrant with locks the calling thread holds (it waits for them like any
+     * other owner). {@code action} runs on the holder thread once the lock is held.
+     *
+     * @return completes with the action's result after the lock was released; fails with
+     *         {@link LockNotAcquiredException} when the lock could not be had within the wait time, with the action's
+     *         failure, or with {@link LockLostException} when the lock was lost before the release. Cancelling it stops
+     *         the wait for the lock, or cancels the action's stage (when it is a {@code CompletableFuture}) and releases.
+     */
+    public <T> CompletableFuture<T> executeAsync(String key, LockOptions options, Supplier<? extends CompletionStage<T>> action) {
+        Objects.requireNonNull(action, "action");
+        Duration wait = waitTime(options);
+        String validKey = validateKey(key);
+        return AsyncHold.executeAsync(asyncExecutor, () -> exclusive.tryAcquire(validKey, wait, options.leaseTime())
+                .orElseThrow(() -> new LockNotAcquiredException(validKey, wait)), action);
+    }
+
+    /**
+     * The threads that wait for and hold the locks of asynchronous work ({@link #executeAsync}, {@link AsyncHold}):
+     * one per asynchronous acquisition in flight; virtual threads on Java 21+, else cached daemon threads.
+     */
+    public Executor asyncExecutor() {
+        return asyncExecutor;
     }
 
     /**
