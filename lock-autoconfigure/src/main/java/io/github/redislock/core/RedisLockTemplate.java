@@ -167,7 +167,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         Objects.requireNonNull(action, "action");
         Duration wait = waitTime(options);
         String validKey = validateKey(key);
-        return AsyncHold.executeAsync(asyncExecutor, () -> exclusive.tryAcquire(validKey, wait, options.leaseTime())
+        return AsyncHold.executeAsync(asyncExecutor, () -> tryExclusive(validKey, wait, options)
                 .orElseThrow(() -> new LockNotAcquiredException(validKey, wait)), action);
     }
 

@@ -136,6 +136,16 @@ class LockMetricsTest {
     }
 
     @Test
+    void anAsynchronousExecutionIsMeasuredLikeABlockingOne() throws Exception {
+        String result = template.executeAsync("metrics:async", LockOptions.waitFor(Duration.ofSeconds(5)).withName("async"),
+                () -> CompletableFuture.supplyAsync(() -> "done")).get(20, TimeUnit.SECONDS);
+        assertThat(result).isEqualTo("done");
+        assertThat(meters.get("redis.lock.acquire").tag("name", "async").tag("outcome", "acquired").timer().count()).isEqualTo(1);
+        awaitTrue(() -> meters.find("redis.lock.held").tag("name", "async").timer() != null, "the hold to be timed");
+        assertThat(meters.get("redis.lock.held").tag("name", "async").timer().count()).isEqualTo(1);
+    }
+
+    @Test
     void aLostSemaphorePermitIsCountedUnderItsName() {
         RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900)));
         shortLease.addObserver(new RedisLockMetrics(meters, shortLease.diagnostics()));
