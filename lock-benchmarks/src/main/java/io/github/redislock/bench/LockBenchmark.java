@@ -29,13 +29,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.redislock.test.RedisServerProcess;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Runs our engine, Redisson and Spring Integration's RedisLockRegistry (pub/sub and spin) against one
- * redis-server it starts itself, prints each figure with the ratio ours/peer, and writes
+ * Runs our engine (on Jedis and on Lettuce), Redisson and Spring Integration's RedisLockRegistry (pub/sub and spin)
+ * against one redis-server it starts itself, prints each figure with the ratio ours/peer, and writes
  * {@code docs/benchmarks.md} and {@code docs/benchmarks.svg}. Medians over several rounds.
  * <p>
  * {@code -Dbench.rounds=3} rounds, {@code -Dbench.seconds=1.5} per throughput window,
@@ -44,7 +46,12 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 public final class LockBenchmark {
 
+    /** Our template on Jedis, the starter's driver. */
     static final String OURS = "redis-lock";
+    /** Our template on Lettuce, Spring Boot's default driver: a row of its own in every scenario. */
+    static final String OURS_LETTUCE = "redis-lock-lettuce";
+    /** The other libraries, each on its own client. */
+    static final List<String> PEERS = List.of("redisson", "si-pubsub", "si-spin");
 
     private final int port;
     private final int rounds = Integer.getInteger("bench.rounds", 3);
@@ -99,7 +106,18 @@ public final class LockBenchmark {
         for (int round = 1; round <= rounds; round++) {
             System.out.printf("round %d of %d%n", round, rounds);
             if (runs("S1")) {
-                floor();
+                JedisConnectionFactory jedis = Contender.jedis(port);
+                try {
+                    floor(jedis, OURS);
+                } finally {
+                    jedis.destroy();
+                }
+                LettuceConnectionFactory lettuce = Contender.lettuce(port);
+                try {
+                    floor(lettuce, OURS_LETTUCE);
+                } finally {
+                    lettuce.destroy();
+                }
             }
             // a different library goes first each round, so none always runs on the coldest JVM
             List<String> order = new ArrayList<>(List.of(Contender.NAMES));
@@ -182,41 +200,36 @@ public final class LockBenchmark {
         results.add("S1 p99.9 µs", contender.name, micros[samples * 999 / 1000] / 1000.0);
     }
 
-    /** Two EVALSHA round trips with our client: the least any lock+unlock over scripts can cost. */
-    private void floor() {
-        JedisConnectionFactory factory = Contender.jedis(port);
-        try {
-            StringRedisTemplate redis = new StringRedisTemplate(factory);
-            RedisScript<Long> script = RedisScript.of("return 1", Long.class);
-            int samples = (int) (2500 * seconds);
-            for (int i = 0; i < 2000; i++) {
-                redis.execute(script, List.of("floor"));
-            }
-            long[] micros = new long[samples];
-            for (int i = 0; i < samples; i++) {
-                long t = System.nanoTime();
-                redis.execute(script, List.of("floor"));
-                redis.execute(script, List.of("floor"));
-                micros[i] = System.nanoTime() - t;
-            }
-            Arrays.sort(micros);
-            results.add("S1 floor p50 µs (2 EVALSHA)", OURS, micros[samples / 2] / 1000.0);
-            // the least a lock that writes can cost: SET NX PX, then compare-and-delete
-            RedisScript<Long> take = RedisScript.of(
-                    "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', 30000) then return 1 end return 0", Long.class);
-            RedisScript<Long> drop = RedisScript.of(
-                    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", Long.class);
-            for (int i = 0; i < samples; i++) {
-                long t = System.nanoTime();
-                redis.execute(take, List.of("floor-lock"), "owner");
-                redis.execute(drop, List.of("floor-lock"), "owner");
-                micros[i] = System.nanoTime() - t;
-            }
-            Arrays.sort(micros);
-            results.add("S1 minimal writing lock p50 µs (SET NX PX + GET/DEL scripts)", OURS, micros[samples / 2] / 1000.0);
-        } finally {
-            factory.destroy();
+    /** Two EVALSHA round trips with our client on {@code factory}: the least any lock+unlock over scripts can cost. */
+    private void floor(RedisConnectionFactory factory, String contender) {
+        StringRedisTemplate redis = new StringRedisTemplate(factory);
+        RedisScript<Long> script = RedisScript.of("return 1", Long.class);
+        int samples = (int) (2500 * seconds);
+        for (int i = 0; i < 2000; i++) {
+            redis.execute(script, List.of("floor"));
         }
+        long[] micros = new long[samples];
+        for (int i = 0; i < samples; i++) {
+            long t = System.nanoTime();
+            redis.execute(script, List.of("floor"));
+            redis.execute(script, List.of("floor"));
+            micros[i] = System.nanoTime() - t;
+        }
+        Arrays.sort(micros);
+        results.add("S1 floor p50 µs (2 EVALSHA)", contender, micros[samples / 2] / 1000.0);
+        // the least a lock that writes can cost: SET NX PX, then compare-and-delete
+        RedisScript<Long> take = RedisScript.of(
+                "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', 30000) then return 1 end return 0", Long.class);
+        RedisScript<Long> drop = RedisScript.of(
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", Long.class);
+        for (int i = 0; i < samples; i++) {
+            long t = System.nanoTime();
+            redis.execute(take, List.of("floor-lock"), "owner");
+            redis.execute(drop, List.of("floor-lock"), "owner");
+            micros[i] = System.nanoTime() - t;
+        }
+        Arrays.sort(micros);
+        results.add("S1 minimal writing lock p50 µs (SET NX PX + GET/DEL scripts)", contender, micros[samples / 2] / 1000.0);
     }
 
     // S2, S3 ---------------------------------------------------------------------------------------
@@ -584,21 +597,11 @@ public final class LockBenchmark {
                 : org.redisson.Redisson.class.getPackage().getImplementationVersion())
                 .append(" `RLock` (S7: `RFairLock`, S8: `RReadWriteLock`, S9: `RPermitExpirableSemaphore`); Spring Integration ")
                 .append("`RedisLockRegistry` with PUB_SUB_LOCK (si-pubsub) and SPIN_LOCK (si-spin), which has no fair, read/write or ")
-                .append("semaphore type (\"–\" in S7 to S9). ")
+                .append("semaphore type (\"–\" in S7 to S9). Ours runs on Jedis (the starter's driver, pooled) and on ")
+                .append("Lettuce (Spring Boot's default: one shared connection), a row each. ")
                 .append("Every lock is used through `java.util.concurrent.locks.Lock` or `ReadWriteLock`, each library on its own client.\n\n");
         md.append("![benchmarks](benchmarks.svg)\n\n");
-        md.append("| scenario | ").append(String.join(" | ", Contender.NAMES)).append(" | ours/redisson | ours/si-pubsub | ours/si-spin |\n");
-        md.append("| --- |").append(" ---: |".repeat(Contender.NAMES.length + 3)).append('\n');
-        for (String metric : results.metrics()) {
-            md.append("| ").append(metric).append(" |");
-            for (String name : Contender.NAMES) {
-                md.append(' ').append(format(results.median(metric, name))).append(" |");
-            }
-            for (String peer : List.of("redisson", "si-pubsub", "si-spin")) {
-                md.append(' ').append(ratio(results.median(metric, OURS), results.median(metric, peer))).append(" |");
-            }
-            md.append('\n');
-        }
+        md.append(table(results));
         md.append("\n## Targets\n\n");
         md.append(Targets.evaluate(results)).append('\n');
         md.append("""
@@ -648,6 +651,35 @@ public final class LockBenchmark {
         if (!problems.isEmpty()) {
             md.append("\n## Problems seen in this run\n\n");
             problems.forEach(p -> md.append("- ").append(p).append('\n'));
+        }
+        return md.toString();
+    }
+
+    /**
+     * The figures: a row per scenario and driver of ours (Jedis, then Lettuce), each beside the peers' figures and
+     * the ratios to them.
+     */
+    static String table(Results results) {
+        StringBuilder md = new StringBuilder();
+        md.append("| scenario | redis-lock on | redis-lock | ").append(String.join(" | ", PEERS));
+        PEERS.forEach(peer -> md.append(" | ours/").append(peer));
+        md.append(" |\n| --- | --- |").append(" ---: |".repeat(1 + 2 * PEERS.size())).append('\n');
+        for (String metric : results.metrics()) {
+            for (String ours : List.of(OURS, OURS_LETTUCE)) {
+                Double value = results.median(metric, ours);
+                if (value == null && (ours.equals(OURS_LETTUCE) || results.median(metric, OURS_LETTUCE) != null)) {
+                    continue;
+                }
+                md.append("| ").append(metric).append(" | ").append(ours.equals(OURS) ? "Jedis" : "Lettuce").append(" | ")
+                        .append(format(value)).append(" |");
+                for (String peer : PEERS) {
+                    md.append(' ').append(format(results.median(metric, peer))).append(" |");
+                }
+                for (String peer : PEERS) {
+                    md.append(' ').append(ratio(value, results.median(metric, peer))).append(" |");
+                }
+                md.append('\n');
+            }
         }
         return md.toString();
     }
