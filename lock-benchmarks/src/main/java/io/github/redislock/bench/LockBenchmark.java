@@ -42,7 +42,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>
  * {@code -Dbench.rounds=3} rounds, {@code -Dbench.seconds=1.5} per throughput window,
  * {@code -Dbench.docs=docs} where the report goes (empty: none), {@code -Dbench.only=S7,S8,S9} only the named
- * scenarios (S1 to S9; a run of some scenarios writes no report unless {@code bench.docs} is given).
+ * scenarios (S1 to S9; a run of some scenarios writes no report unless {@code bench.docs} is given),
+ * {@code -Dbench.contenders=redis-lock-lettuce,redisson} only the named libraries (for profiling one; the same rule
+ * for the report).
  */
 public final class LockBenchmark {
 
@@ -57,8 +59,11 @@ public final class LockBenchmark {
     private final int rounds = Integer.getInteger("bench.rounds", 3);
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
     private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
+    private final Set<String> contenders = contenders(System.getProperty("bench.contenders", ""));
     private final Results results = new Results();
     private final List<String> problems = new ArrayList<>();
+    /** The Redis every scenario runs on, for counting the commands a scenario sends. */
+    private RedisServerProcess redis;
 
     LockBenchmark(int port) {
         this.port = port;
@@ -80,7 +85,8 @@ public final class LockBenchmark {
             String report = benchmark.report(redis, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
             System.out.println(report);
             // a run of some scenarios must not replace the full report
-            String docs = System.getProperty("bench.docs", benchmark.only.isEmpty() ? "docs" : "");
+            String docs = System.getProperty("bench.docs",
+                    benchmark.only.isEmpty() && benchmark.contenders.size() == Contender.NAMES.length ? "docs" : "");
             if (!docs.isEmpty()) {
                 Files.createDirectories(Path.of(docs));
                 Files.writeString(Path.of(docs, "benchmarks.md"), report);
@@ -103,6 +109,7 @@ public final class LockBenchmark {
     }
 
     void runAll(RedisServerProcess redis) throws Exception {
+        this.redis = redis;
         for (int round = 1; round <= rounds; round++) {
             System.out.printf("round %d of %d%n", round, rounds);
             if (runs("S1")) {
@@ -120,7 +127,7 @@ public final class LockBenchmark {
                 }
             }
             // a different library goes first each round, so none always runs on the coldest JVM
-            List<String> order = new ArrayList<>(List.of(Contender.NAMES));
+            List<String> order = new ArrayList<>(contenders);
             Collections.rotate(order, -(round - 1));
             for (String name : order) {
                 boolean family = Contender.hasLockFamily(name);
@@ -162,6 +169,21 @@ public final class LockBenchmark {
 
     private boolean runs(String scenario) {
         return only.isEmpty() || only.contains(scenario);
+    }
+
+    static Set<String> contenders(String list) {
+        if (list.isBlank()) {
+            return new LinkedHashSet<>(List.of(Contender.NAMES));
+        }
+        Set<String> named = new LinkedHashSet<>();
+        for (String name : list.split(",")) {
+            if (!List.of(Contender.NAMES).contains(name.trim())) {
+                throw new IllegalArgumentException("bench.contenders names " + name.trim() + "; known: "
+                        + String.join(", ", Contender.NAMES));
+            }
+            named.add(name.trim());
+        }
+        return named;
     }
 
     static Set<String> scenarios(String list) {
@@ -235,22 +257,23 @@ public final class LockBenchmark {
     // S2, S3 ---------------------------------------------------------------------------------------
 
     private void distinctKeys(Contender contender) throws InterruptedException {
-        double ops = runThreads(16, thread -> contender.lock("s2:" + contender.name + ":" + thread), null);
-        results.add("S2 ops/s (16 threads, distinct keys)", contender.name, ops);
+        Throughput run = runThreads(16, thread -> contender.lock("s2:" + contender.name + ":" + thread), null);
+        results.add("S2 ops/s (16 threads, distinct keys)", contender.name, run.perSecond());
     }
 
     private void hotKeyOneJvm(Contender contender) throws InterruptedException {
         long[] counter = {0};
-        double ops = runThreads(16, thread -> contender.lock("s3:" + contender.name), counter);
-        results.add("S3 ops/s (16 threads, 1 JVM, one key)", contender.name, ops);
+        Throughput run = runThreads(16, thread -> contender.lock("s3:" + contender.name), counter);
+        results.add("S3 ops/s (16 threads, 1 JVM, one key)", contender.name, run.perSecond());
+        results.add("S3 Redis commands per operation (16 threads, 1 JVM, one key)", contender.name, run.commandsPerOperation());
     }
 
     /**
      * Runs {@code threads} threads that lock, (increment a plain counter), unlock for the window.
      *
-     * @return operations per second
+     * @return what the threads did
      */
-    private double runThreads(int threads, java.util.function.IntFunction<Lock> lockOf, long[] counter) throws InterruptedException {
+    private Throughput runThreads(int threads, java.util.function.IntFunction<Lock> lockOf, long[] counter) throws InterruptedException {
         Throughput run = runCycles(threads, thread -> {
             Lock lock = lockOf.apply(thread);
             return () -> {
@@ -264,10 +287,10 @@ public final class LockBenchmark {
                 }
             };
         });
-        if (counter != null && counter[0] != run.operations()) {
-            problems.add("hot key counter is " + counter[0] + " after " + run.operations() + " critical sections");
+        if (counter != null && counter[0] != run.operations() + threads) {
+            problems.add("hot key counter is " + counter[0] + " after " + (run.operations() + threads) + " critical sections");
         }
-        return run.perSecond();
+        return run;
     }
 
     /** One operation of a throughput scenario: acquire, the critical section, release. */
@@ -275,9 +298,14 @@ public final class LockBenchmark {
         void run() throws Exception;
     }
 
-    private record Throughput(long operations, double seconds) {
+    /** @param commands the Redis commands every client sent meanwhile (the library's own background work too) */
+    private record Throughput(long operations, double seconds, long commands) {
         double perSecond() {
             return operations / seconds;
+        }
+
+        double commandsPerOperation() {
+            return operations == 0 ? 0 : commands / (double) operations;
         }
     }
 
@@ -294,6 +322,11 @@ public final class LockBenchmark {
             int thread = t;
             Thread worker = new Thread(() -> {
                 Cycle cycle = cycleOf.apply(thread);
+                try {
+                    cycle.run(); // outside the window: the client's connections are open, its classes loaded
+                } catch (Exception e) {
+                    failures.add("warm-up: " + e);
+                }
                 ready.countDown();
                 try {
                     go.await();
@@ -315,6 +348,7 @@ public final class LockBenchmark {
             worker.start();
         }
         ready.await();
+        long commandsBefore = totalCommands(redis);
         long start = System.nanoTime();
         endAt.set(start + windowNanos);
         go.countDown();
@@ -322,8 +356,9 @@ public final class LockBenchmark {
             worker.join();
         }
         double elapsed = (System.nanoTime() - start) / 1e9;
+        long commands = totalCommands(redis) - commandsBefore - 1; // less the INFO that counted them first
         failures.forEach(failure -> problems.add("a worker thread failed: " + failure));
-        return new Throughput(Arrays.stream(done).sum(), elapsed);
+        return new Throughput(Arrays.stream(done).sum(), elapsed, commands);
     }
 
     // S7 lives in hotKeyFourJvms; S8, S9 -----------------------------------------------------------
@@ -374,6 +409,8 @@ public final class LockBenchmark {
                     + written[0] + " after " + writes.get() + " writes");
         }
         results.add("S8 ops/s (16 threads, 90 % reads, one key)", contender.name, run.perSecond());
+        results.add("S8 Redis commands per operation (16 threads, 90 % reads, one key)", contender.name,
+                run.commandsPerOperation());
         progress("S8", contender.name, run);
     }
 
@@ -401,12 +438,15 @@ public final class LockBenchmark {
             problems.add(contender.name + ": S9 saw more than " + permits + " holders at once " + tooMany.get() + " times");
         }
         results.add("S9 ops/s (16 threads, semaphore of 4 permits)", contender.name, run.perSecond());
+        results.add("S9 Redis commands per operation (16 threads, semaphore of 4 permits)", contender.name,
+                run.commandsPerOperation());
         progress("S9", contender.name, run);
     }
 
     /** A line per run: a window that took far longer than set means threads were still waiting when it ended. */
     private static void progress(String scenario, String contender, Throughput run) {
-        System.out.printf(Locale.ROOT, "%s %s: %,d operations in %.2f s%n", scenario, contender, run.operations(), run.seconds());
+        System.out.printf(Locale.ROOT, "%s %s: %,d operations in %.2f s, %.2f Redis commands each%n", scenario, contender,
+                run.operations(), run.seconds(), run.commandsPerOperation());
     }
 
     /**
@@ -550,7 +590,7 @@ public final class LockBenchmark {
      */
     private void memory() throws IOException, InterruptedException {
         Map<String, Process> workers = new LinkedHashMap<>();
-        for (String name : Contender.NAMES) {
+        for (String name : contenders) {
             workers.put(name, new ProcessBuilder(javaCommand("memory-worker", name, String.valueOf(port), "100000"))
                     .redirectErrorStream(true).start());
         }
