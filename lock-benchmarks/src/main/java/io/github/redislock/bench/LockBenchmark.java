@@ -44,7 +44,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code -Dbench.docs=docs} where the report goes (empty: none), {@code -Dbench.only=S7,S8,S9} only the named
  * scenarios (S1 to S9; a run of some scenarios writes no report unless {@code bench.docs} is given),
  * {@code -Dbench.contenders=redis-lock-lettuce,redisson} only the named libraries (for profiling one; the same rule
- * for the report).
+ * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs, S7).
  */
 public final class LockBenchmark {
 
@@ -60,6 +60,7 @@ public final class LockBenchmark {
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
     private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
     private final Set<String> contenders = contenders(System.getProperty("bench.contenders", ""));
+    private final boolean crossJvm = Boolean.parseBoolean(System.getProperty("bench.cross-jvm", "true"));
     private final Results results = new Results();
     private final List<String> problems = new ArrayList<>();
     /** The Redis every scenario runs on, for counting the commands a scenario sends. */
@@ -154,10 +155,10 @@ public final class LockBenchmark {
                         semaphore(one);
                     }
                 }
-                if (runs("S3")) {
+                if (runs("S3") && crossJvm) {
                     hotKeyFourJvms(name, redis, false);
                 }
-                if (family && runs("S7")) {
+                if (family && runs("S7") && crossJvm) {
                     hotKeyFourJvms(name, redis, true);
                 }
             }
@@ -207,6 +208,10 @@ public final class LockBenchmark {
             lock.unlock();
         }
         long[] micros = new long[samples];
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
+                .getThreadMXBean();
+        long cpuStart = threads.getCurrentThreadCpuTime();
+        long allocatedStart = threads.getCurrentThreadAllocatedBytes();
         long start = System.nanoTime();
         for (int i = 0; i < samples; i++) {
             long t = System.nanoTime();
@@ -215,6 +220,12 @@ public final class LockBenchmark {
             micros[i] = System.nanoTime() - t;
         }
         double opsPerSecond = samples / ((System.nanoTime() - start) / 1e9);
+        // what a lock+unlock costs the calling thread: unlike the times, this hardly depends on what else the machine
+        // runs (the client's I/O threads, Lettuce's and Redisson's event loops, are not counted)
+        results.add("S1 calling thread's CPU µs per lock+unlock", contender.name,
+                (threads.getCurrentThreadCpuTime() - cpuStart) / 1000.0 / samples);
+        results.add("S1 calling thread's heap bytes allocated per lock+unlock", contender.name,
+                (threads.getCurrentThreadAllocatedBytes() - allocatedStart) / (double) samples);
         Arrays.sort(micros);
         results.add("S1 ops/s", contender.name, opsPerSecond);
         results.add("S1 p50 µs", contender.name, micros[samples / 2] / 1000.0);
