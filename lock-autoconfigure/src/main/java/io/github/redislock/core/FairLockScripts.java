@@ -36,11 +36,11 @@ final class FairLockScripts {
 
     private static final String LEAVE = "leave";
 
-    private final StringRedisTemplate redis;
+    private final ScriptRunner redis;
     private final RedisLockKeys keys;
 
     FairLockScripts(StringRedisTemplate redis, RedisLockKeys keys) {
-        this.redis = redis;
+        this.redis = new ScriptRunner(redis);
         this.keys = keys;
     }
 

@@ -61,12 +61,12 @@ final class LockScripts {
      */
     private static final String TURN_MILLIS = "200";
 
-    private final StringRedisTemplate redis;
+    private final ScriptRunner redis;
     private final RedisLockKeys keys;
     private final String clientId;
 
     LockScripts(StringRedisTemplate redis, RedisLockKeys keys, String clientId) {
-        this.redis = redis;
+        this.redis = new ScriptRunner(redis);
         this.keys = keys;
         this.clientId = clientId;
     }

@@ -31,11 +31,11 @@ final class SemaphoreScripts {
      */
     private static final String THREADS_WOKEN_PER_RELEASE = "16";
 
-    private final StringRedisTemplate redis;
+    private final ScriptRunner redis;
     private final RedisLockKeys keys;
 
     SemaphoreScripts(StringRedisTemplate redis, RedisLockKeys keys) {
-        this.redis = redis;
+        this.redis = new ScriptRunner(redis);
         this.keys = keys;
     }
 
