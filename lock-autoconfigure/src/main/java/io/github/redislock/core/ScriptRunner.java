@@ -7,7 +7,9 @@ import java.util.function.LongPredicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
+import org.springframework.data.redis.RedisSystemException;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.ReturnType;
@@ -65,8 +67,15 @@ final class ScriptRunner {
             return run(script, keys, args);
         }
         // exposed: the driver's own connection, not a proxy, so the Lettuce one can be told apart
-        long[] replyAndAcks = redis.execute((RedisCallback<long[]>) connection -> scriptThenWait(connection, script, keys, args),
-                true);
+        long[] replyAndAcks = redis.execute((RedisCallback<long[]>) connection -> {
+            try {
+                return scriptThenWait(connection, script, keys, args);
+            } catch (DataAccessException e) {
+                throw e;
+            } catch (RuntimeException e) { // a pipeline's driver exceptions are not translated (Jedis's broken connection)
+                throw new RedisSystemException("Redis failed to run a lock script and its WAIT: " + e.getMessage(), e);
+            }
+        }, true);
         long reply = replyAndAcks[0];
         long acknowledged = replyAndAcks[1];
         if (!wrote.test(reply) || acknowledged >= replicaAck.replicas()) {

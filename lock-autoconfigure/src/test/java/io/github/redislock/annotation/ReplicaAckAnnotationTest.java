@@ -41,6 +41,12 @@ class ReplicaAckAnnotationTest {
             runs++;
             return LockContext.fencingToken("payment:" + id);
         }
+
+        @DistributedLock(key = "'refund:' + #id", waitTime = "0s", onFailure = OnFailure.SKIP)
+        public Long refund(long id) {
+            runs++;
+            return LockContext.fencingToken("refund:" + id);
+        }
     }
 
     private ApplicationContextRunner runner() {
@@ -74,6 +80,9 @@ class ReplicaAckAnnotationTest {
                 assertThatThrownBy(() -> payments.pay(2)).isInstanceOf(LockNotAcquiredException.class)
                         .hasMessageContaining("payment:2").hasMessageContaining("acknowledged by 0 of 1 replica within 100ms")
                         .hasCauseInstanceOf(ReplicaAckException.class);
+                assertThatThrownBy(() -> payments.refund(2)).as("SKIP is for a lock held by another owner, not for "
+                        + "a Redis failure").isInstanceOf(LockNotAcquiredException.class)
+                        .hasMessageContaining("acknowledged by 0 of 1");
                 assertThat(payments.runs).isEqualTo(runsBefore);
                 assertThat(sentinel.master().command("EXISTS", "redis-lock:{payment:2}")).isEqualTo("0");
             } finally {

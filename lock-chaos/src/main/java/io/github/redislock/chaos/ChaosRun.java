@@ -24,6 +24,7 @@ import io.github.redislock.test.RedisServerProcess;
  * and 4 worker JVMs x 2 threads, injects each fault {@code repetitions} times, and checks the
  * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}.
  * <p>
+ * The Sentinel failover scenarios ({@link SentinelFailover}) follow, {@code -Dchaos.failover-trials=10} trials each.
  * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
  * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
@@ -88,9 +89,11 @@ public final class ChaosRun implements AutoCloseable {
 
     public static void main(String[] args) throws Exception {
         int repetitions = Integer.getInteger("chaos.repetitions", 20);
+        int failoverTrials = Integer.getInteger("chaos.failover-trials", 10);
         try (ChaosRun run = new ChaosRun()) {
             List<Outcome> outcomes = run.all(repetitions);
-            String report = report(outcomes, repetitions);
+            List<SentinelFailover.Outcome> failovers = SentinelFailover.all(failoverTrials, System.getProperty("chaos.only", ""));
+            String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers));
             System.out.println(report);
             String docs = System.getProperty("chaos.docs", "docs");
             if (!docs.isEmpty()) {
@@ -99,6 +102,7 @@ public final class ChaosRun implements AutoCloseable {
                 System.out.println("Wrote " + Path.of(docs, "reliability.md"));
             }
             List<String> failures = failures(outcomes);
+            failovers.forEach(failover -> failures.addAll(failover.failures()));
             if (!failures.isEmpty()) {
                 System.err.println("FAILED: " + failures);
                 System.exit(1);
