@@ -85,6 +85,10 @@ class ReplicaAckTest {
         return (System.nanoTime() - start) / 1000.0 / cycles;
     }
 
+    /**
+     * Also shows that WAIT runs on the script's own connection: on any other connection (one that wrote nothing) WAIT
+     * counts every connected replica at once, the paused one too, and the acquisition would pass.
+     */
     @Test
     void withThePausedReplicaAnAcquisitionFailsNamingTheCauseAndLeavesNoLockBehind() {
         RedisLockTemplate locks = acknowledged(Duration.ofMillis(100));
