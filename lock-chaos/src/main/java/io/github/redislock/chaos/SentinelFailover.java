@@ -70,7 +70,7 @@ final class SentinelFailover {
         for (boolean paused : new boolean[] {false, true}) {
             for (boolean ack : new boolean[] {false, true}) {
                 String name = "Sentinel failover: master killed while a lock is held, replica-ack "
-                        + (ack ? "1 replica" : "off") + (paused ? ", replica paused before the kill" : "");
+                        + (ack ? "1 replica" : "off") + (paused ? ", replica paused and cut off before the kill" : "");
                 if (name.contains(only)) {
                     System.out.println("scenario: " + name);
                     outcomes.add(scenario(name, ack, paused, trials));
@@ -130,17 +130,16 @@ final class SentinelFailover {
             CompletableFuture<Boolean> aAcquired = new CompletableFuture<>();
             CompletableFuture<Void> aSection = CompletableFuture.runAsync(() -> holdAsA(a.locks, "A" + trial, events, aAcquired));
             boolean aHeld = aAcquired.get(30, TimeUnit.SECONDS);
-            int oldMaster = deployment.currentMasterPort();
             long killedAt = System.nanoTime();
             deployment.master().kill();
             if (paused) {
                 deployment.replica().resume();
             }
-            CompletableFuture<Long> failover = CompletableFuture.supplyAsync(() -> awaitFailover(deployment, oldMaster, killedAt));
+            CompletableFuture<Long> failover = CompletableFuture.supplyAsync(() -> awaitFailover(deployment, killedAt));
             // a new replica of the promoted master, on a new port: the killed master restarted on its own port would
             // be a master again, empty, until the sentinels reconfigure it, and a client still pointing there would lock on it
             CompletableFuture<RedisServerProcess> newReplica = failover.thenApply(ignored -> RedisServerProcess.start(
-                    List.of("--replicaof", "127.0.0.1", String.valueOf(deployment.currentMasterPort()))));
+                    List.of("--replicaof", "127.0.0.1", String.valueOf(deployment.replica().port()))));
             boolean bAcquired = takeAfterFailover(b.locks, "B" + trial, events, killedAt);
             if (!bAcquired) {
                 System.out.println("  master now " + deployment.currentMasterPort() + " (replica " + deployment.replica().port()
@@ -210,11 +209,13 @@ final class SentinelFailover {
         return false;
     }
 
-    private static long awaitFailover(RedisSentinelProcesses deployment, int oldMaster, long killedAt) {
+    /** Waits until the sentinels name the replica (the only one they can promote) as the master. */
+    private static long awaitFailover(RedisSentinelProcesses deployment, long killedAt) {
         long end = killedAt + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < end) {
             try {
-                if (deployment.currentMasterPort() != oldMaster) {
+                if (deployment.currentMasterPort() == deployment.replica().port()
+                        && deployment.replica().command("ROLE").startsWith("master")) {
                     return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
                 }
             } catch (RuntimeException notYet) {
