@@ -11,6 +11,7 @@
 -- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
 -- thread) cannot overtake them.
 -- Uses lib/fence.lua.
+-- Uses lib/waiters.lua.
 local lease = tonumber(ARGV[2])
 
 local function token_from_clock()
@@ -22,23 +23,20 @@ if current == '~turn' then
   local rank = redis.call('ZRANK', KEYS[3], ARGV[3])
   if rank and rank < tonumber(ARGV[7]) then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
-    redis.call('ZREM', KEYS[3], ARGV[3])
-    redis.call('ZREM', KEYS[4], ARGV[3])
+    withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
     return token_from_clock()
   end
 elseif not current then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
   if ARGV[6] == '1' then
-    redis.call('ZREM', KEYS[3], ARGV[3])
-    redis.call('ZREM', KEYS[4], ARGV[3])
+    withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
   end
   return token_from_clock()
 end
 if current == ARGV[1] then
   -- our own earlier attempt succeeded but its reply was lost: keep it
   redis.call('PEXPIRE', KEYS[1], lease)
-  redis.call('ZREM', KEYS[3], ARGV[3])
-  redis.call('ZREM', KEYS[4], ARGV[3])
+  withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
   local last = redis.call('GET', KEYS[2])
   if last then
     return tonumber(last)
@@ -59,12 +57,6 @@ if sleep > 0 then
   local now = redis.call('TIME')
   local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   local entryTtl = math.min(sleep, ttl) + 1000
-  redis.call('ZADD', KEYS[3], 'NX', nowMs, ARGV[3])
-  redis.call('ZADD', KEYS[4], nowMs + entryTtl, ARGV[3])
-  for i = 3, 4 do
-    if redis.call('PTTL', KEYS[i]) < entryTtl then
-      redis.call('PEXPIRE', KEYS[i], entryTtl)
-    end
-  end
+  register_waiter(KEYS[3], KEYS[4], ARGV[3], nowMs, entryTtl)
 end
 return -ttl

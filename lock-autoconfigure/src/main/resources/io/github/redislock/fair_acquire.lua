@@ -12,24 +12,20 @@
 -- waiter queues before them. Entries not refreshed in time (their thread or JVM died) are dropped here and
 -- at release, so a dead waiter holds up the queue for at most its entry's life.
 -- Uses lib/fence.lua.
+-- Uses lib/waiters.lua.
 local function token_from_clock()
   return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5])
 end
 
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs, 'LIMIT', 0, 100)
-for _, waiter in ipairs(stale) do
-  redis.call('ZREM', KEYS[3], waiter)
-  redis.call('ZREM', KEYS[4], waiter)
-end
+prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
 
 local current = redis.call('GET', KEYS[1])
 if current == ARGV[1] then
   -- a release handed it to the caller (or the caller's earlier reply was lost): confirm it with the full lease
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('ZREM', KEYS[4], ARGV[1])
+  withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
   local last = redis.call('GET', KEYS[2])
   if last then
     return tonumber(last)
@@ -40,8 +36,7 @@ if not current then
   local head = redis.call('ZRANGE', KEYS[3], 0, 0)
   if #head == 0 or head[1] == ARGV[1] then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    redis.call('ZREM', KEYS[3], ARGV[1])
-    redis.call('ZREM', KEYS[4], ARGV[1])
+    withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
     return token_from_clock()
   end
 end

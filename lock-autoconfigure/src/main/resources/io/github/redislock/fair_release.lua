@@ -10,9 +10,9 @@
 -- its client): a waiter that died after its last refresh holds the lock for that long at most, then the key
 -- expires and, once the dead waiter's entry has gone stale too, the next waiter's refresh takes it.
 -- Uses lib/fence.lua.
+-- Uses lib/waiters.lua.
 if ARGV[6] == 'leave' then
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('ZREM', KEYS[4], ARGV[1])
+  withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
 end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   if ARGV[6] == 'leave' then
@@ -22,11 +22,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 end
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs, 'LIMIT', 0, 100)
-for _, waiter in ipairs(stale) do
-  redis.call('ZREM', KEYS[3], waiter)
-  redis.call('ZREM', KEYS[4], waiter)
-end
+prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)
 if #head == 0 then
   redis.call('DEL', KEYS[1])

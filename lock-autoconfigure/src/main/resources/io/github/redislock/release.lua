@@ -12,6 +12,7 @@
 -- (longest-waiting) clients may take it then (acquire.lua), so waiting clients come first; a woken client that
 -- died or left costs at most the turn.
 -- Uses lib/fence.lua.
+-- Uses lib/waiters.lua.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
@@ -30,11 +31,7 @@ redis.call('DEL', KEYS[1])
 if redis.call('EXISTS', KEYS[3]) == 1 then
   local now = redis.call('TIME')
   local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs, 'LIMIT', 0, 100)
-  for _, client in ipairs(stale) do
-    redis.call('ZREM', KEYS[3], client)
-    redis.call('ZREM', KEYS[4], client)
-  end
+  prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
   -- the next contenders, not every waiter: threads queue in their own JVM, and the longest-waiting
   -- clients go first (more than one, so a client that just left or died cannot stall the hand-off)
   local woken = redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)

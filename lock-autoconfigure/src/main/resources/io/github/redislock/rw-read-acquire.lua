@@ -12,6 +12,7 @@
 -- A reader may enter while other readers read and no writer holds the lock or waits for it (a waiting writer
 -- blocks new readers, so a stream of readers cannot starve it); the writer itself may always read (downgrade).
 -- Uses lib/fence.lua.
+-- Uses lib/waiters.lua.
 local lease = tonumber(ARGV[2])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -71,12 +72,6 @@ local sleep = tonumber(ARGV[4])
 if sleep > 0 then
   -- as acquire.lua: the client's entry lives until its next re-check plus a second; releases wake every waiting client
   local entryTtl = math.min(sleep, ttl) + 1000
-  redis.call('ZADD', KEYS[6], 'NX', nowMs, ARGV[3])
-  redis.call('ZADD', KEYS[7], nowMs + entryTtl, ARGV[3])
-  for i = 6, 7 do
-    if redis.call('PTTL', KEYS[i]) < entryTtl then
-      redis.call('PEXPIRE', KEYS[i], entryTtl)
-    end
-  end
+  register_waiter(KEYS[6], KEYS[7], ARGV[3], nowMs, entryTtl)
 end
 return -ttl

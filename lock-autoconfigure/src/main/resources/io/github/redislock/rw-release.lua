@@ -6,6 +6,7 @@
 -- ARGV[3] wake-up channel prefix, ARGV[4] the lock's name as clients know it
 -- Returns 1 when released (or withdrawn), 0 when the caller did not hold it (its lease ended, or it was deleted;
 -- nothing changes then).
+-- Uses lib/waiters.lua.
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
@@ -33,11 +34,7 @@ else
   end
 end
 if redis.call('EXISTS', KEYS[6]) == 1 then
-  local stale = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', nowMs, 'LIMIT', 0, 100)
-  for _, client in ipairs(stale) do
-    redis.call('ZREM', KEYS[6], client)
-    redis.call('ZREM', KEYS[7], client)
-  end
+  prune_stale_waiters(KEYS[6], KEYS[7], nowMs)
   for _, client in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
     redis.call('PUBLISH', ARGV[3] .. client, ARGV[4])
   end

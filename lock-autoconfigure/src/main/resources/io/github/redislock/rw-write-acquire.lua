@@ -10,6 +10,7 @@
 -- reader enters (rw-read-acquire.lua), so the readers drain and the writer gets its turn. A writer that dies
 -- while waiting blocks readers at most that long.
 -- Uses lib/fence.lua.
+-- Uses lib/waiters.lua.
 local lease = tonumber(ARGV[2])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -55,12 +56,9 @@ local sleep = tonumber(ARGV[4])
 if sleep > 0 then
   local entryTtl = math.min(sleep, ttl) + 1000
   redis.call('ZADD', KEYS[5], nowMs + entryTtl, ARGV[1])
-  redis.call('ZADD', KEYS[6], 'NX', nowMs, ARGV[3])
-  redis.call('ZADD', KEYS[7], nowMs + entryTtl, ARGV[3])
-  for i = 5, 7 do
-    if redis.call('PTTL', KEYS[i]) < entryTtl then
-      redis.call('PEXPIRE', KEYS[i], entryTtl)
-    end
+  if redis.call('PTTL', KEYS[5]) < entryTtl then
+    redis.call('PEXPIRE', KEYS[5], entryTtl)
   end
+  register_waiter(KEYS[6], KEYS[7], ARGV[3], nowMs, entryTtl)
 end
 return -ttl

@@ -11,6 +11,7 @@
 -- lease among the holders ends, in ms (< 0): the latest the caller needs to look again if no release reaches it.
 -- Holders whose lease ended are dropped first, so a crashed holder's permits come back by themselves.
 -- Uses lib/fence.lua.
+-- Uses lib/waiters.lua.
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lease = tonumber(ARGV[3])
@@ -46,8 +47,7 @@ if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[1])
   keep_for(KEYS[1], lease)
   keep_for(KEYS[2], lease)
-  redis.call('ZREM', KEYS[5], ARGV[6])
-  redis.call('ZREM', KEYS[6], ARGV[6])
+  withdraw_waiter(KEYS[5], KEYS[6], ARGV[6])
   return token_from_clock()
 end
 
@@ -62,8 +62,7 @@ if held + wanted <= limit then
   keep_for(KEYS[1], lease)
   keep_for(KEYS[2], lease)
   if ARGV[9] == '1' then
-    redis.call('ZREM', KEYS[5], ARGV[6])
-    redis.call('ZREM', KEYS[6], ARGV[6])
+    withdraw_waiter(KEYS[5], KEYS[6], ARGV[6])
   end
   return token_from_clock()
 end
@@ -77,9 +76,6 @@ local sleep = tonumber(ARGV[7])
 if sleep > 0 then
   -- as in acquire.lua: the entry lives until the caller's next re-check plus a second, its arrival time is kept
   local entryTtl = math.min(sleep, retry) + 1000
-  redis.call('ZADD', KEYS[5], 'NX', nowMs, ARGV[6])
-  redis.call('ZADD', KEYS[6], nowMs + entryTtl, ARGV[6])
-  keep_for(KEYS[5], entryTtl)
-  keep_for(KEYS[6], entryTtl)
+  register_waiter(KEYS[5], KEYS[6], ARGV[6], nowMs, entryTtl)
 end
 return -retry

@@ -5,6 +5,7 @@
 -- ARGV[4] how many waiting threads to wake
 -- Returns 1 when the holder's permits were returned, 0 when it held none any more (its lease had ended, or
 -- Redis lost them); the waiters are woken either way, since permits may be free now.
+-- Uses lib/waiters.lua.
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -20,11 +21,7 @@ for _, holder in ipairs(ended) do
   redis.call('HDEL', KEYS[2], holder)
 end
 
-local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', nowMs, 'LIMIT', 0, 100)
-for _, waiter in ipairs(stale) do
-  redis.call('ZREM', KEYS[3], waiter)
-  redis.call('ZREM', KEYS[4], waiter)
-end
+prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
 -- a waiter id is '<client id>:<thread>': one message per client reaches all its waiting threads
 local told = {}
 for _, waiter in ipairs(redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)) do

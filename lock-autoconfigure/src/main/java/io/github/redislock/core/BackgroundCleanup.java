@@ -15,9 +15,6 @@ final class BackgroundCleanup {
 
     private static final Logger log = LoggerFactory.getLogger(BackgroundCleanup.class);
 
-    /** Pause between attempts while Redis cannot be reached. */
-    static final long ERROR_BACKOFF_MILLIS = 50;
-
     private final Watchdog watchdog;
     private final long retryForNanos;
     private final BooleanSupplier closed;
@@ -40,7 +37,7 @@ final class BackgroundCleanup {
                 } catch (RuntimeException e) {
                     if (System.nanoTime() - giveUpAt < 0 && !closed.getAsBoolean()) {
                         log.debug("Background clean-up failed; retrying", e);
-                        run(task, giveUpAt, Math.min(Math.max(ERROR_BACKOFF_MILLIS, delayMillis * 2), 1000));
+                        run(task, giveUpAt, Math.min(Math.max(Durations.ERROR_BACKOFF_MILLIS, delayMillis * 2), 1000));
                     } else {
                         log.debug("Background clean-up failed; Redis TTLs will end what it left", e);
                     }

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
+import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import io.github.redislock.core.WaitLoop.Deadline;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +26,7 @@ import org.springframework.dao.DataAccessException;
  * and a hand-over not confirmed within {@value FairLockScripts#GRANT_MILLIS} ms expires, so the next waiter's
  * refresh takes the lock: dead waiters cost well under a second together, not a lease each. A slow waiter keeps
  * its place at the head until it confirms. Reentrant per thread (nested acquisitions cost no round trip), leased
- * and renewed by the shared {@link Watchdog}.
+ * and renewed by the shared {@link Watchdog}, which watches each holding from acquisition to release.
  */
 final class FairLock {
 
@@ -33,6 +34,8 @@ final class FairLock {
 
     private final FairLockScripts scripts;
     private final FairLocks fairLocks;
+    private final Watchdog watchdog;
+    private final Renewer renewer;
     private final WaitLoop waitLoop;
     private final BackgroundCleanup cleanup;
     private final String clientId;
@@ -42,10 +45,12 @@ final class FairLock {
     /** Each thread's current holding of a key, with its hold count: only that thread reads or writes it. */
     private final ConcurrentHashMap<HoldId, Hold> holds = new ConcurrentHashMap<>();
 
-    FairLock(FairLockScripts scripts, FairLocks fairLocks, WaitLoop waitLoop, BackgroundCleanup cleanup, String clientId,
-            Duration watchdogLease) {
+    FairLock(FairLockScripts scripts, FairLocks fairLocks, Watchdog watchdog, WaitLoop waitLoop, BackgroundCleanup cleanup,
+            String clientId, Duration watchdogLease) {
         this.scripts = scripts;
         this.fairLocks = fairLocks;
+        this.watchdog = watchdog;
+        this.renewer = new Renewer(Kind.FAIR, scripts::renew);
         this.waitLoop = waitLoop;
         this.cleanup = cleanup;
         this.clientId = clientId;
@@ -114,7 +119,7 @@ final class FairLock {
             fairLocks.waiting.remove(owner);
         }
         if (lock.owner != null) {
-            fairLocks.held.add(lock);
+            watchdog.watch(lock, renewer);
             holds.put(id, new Hold(lock));
         }
         if (interrupted) {
@@ -163,10 +168,10 @@ final class FairLock {
             return;
         }
         holds.remove(id);
-        fairLocks.held.remove(lock);
         long token = lock.token;
         String invalid = lock.invalidReason();
         String owner = lock.releasing();
+        watchdog.unwatch(lock);
         ReleaseReply[] reply = {ReleaseReply.RELEASED};
         BackgroundCleanup.withoutInterrupt(() -> {
             try {

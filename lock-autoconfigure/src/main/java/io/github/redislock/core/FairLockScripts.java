@@ -66,6 +66,18 @@ final class FairLockScripts {
                 Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), ""));
     }
 
+    /**
+     * Extends {@code owner}'s lease to at least {@code leaseMillis} (the exclusive lock's {@code renew.lua}: the fair
+     * lock is the same Redis key).
+     *
+     * @return whether {@code owner} still holds the lock
+     */
+    boolean renew(String key, String owner, long leaseMillis) {
+        Long reply = redis.runAcknowledged(LockScripts.RENEW, List.of(keys.lock(key)), r -> r == 1, null, "the renewal",
+                owner, Long.toString(leaseMillis));
+        return reply != null && reply == 1;
+    }
+
     /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */
     void leave(String key, String waiter) {
         redis.run(FAIR_RELEASE, allKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,

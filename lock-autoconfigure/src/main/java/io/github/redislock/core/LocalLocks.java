@@ -3,6 +3,7 @@ package io.github.redislock.core;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /**
  * This client's {@link LocalLock}s by key. An entry lives while threads hold or wait for its key: each thread
@@ -56,6 +57,11 @@ final class LocalLocks {
 
     int size() {
         return locks.size();
+    }
+
+    /** The keys in use now. */
+    Stream<String> keys() {
+        return locks.keySet().stream();
     }
 
     /** A release of {@code key} was published: wakes this client's contender for it. */

@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -19,17 +23,23 @@ import org.springframework.util.StreamUtils;
  * Each script's text is read into memory at start-up rather than handed over as a resource: a
  * resource-backed {@code DefaultRedisScript} checks the file's modification time on every call, which
  * costs more than the script itself. Redis scripts cannot include files, so a script whose header comment has the
- * line {@value #USES_FENCE} gets the text of {@code lib/fence.lua} (its fencing-token function) put after that
- * header as it is read: the fencing tokens of every lock type are written once, and each script sent to Redis is
- * still whole (and its SHA covers the library). The header stays first, so a script still begins by saying what
- * it does.
+ * line {@code -- Uses lib/fence.lua.} gets the text of {@code lib/fence.lua} (its fencing-token function) put after
+ * that header as it is read, and likewise {@code lib/waiters.lua} (registering, withdrawing and pruning waiters):
+ * what every lock type does alike is written once, and each script sent to Redis is still whole (and its SHA
+ * covers the libraries). The header stays first, so a script still begins by saying what it does.
  */
 final class LockScripts {
 
-    /** The header line of a script that calls {@code next_fencing_token}; see {@code lib/fence.lua}. */
-    private static final String USES_FENCE = "-- Uses lib/fence.lua.";
-    /** Read before the scripts below, which {@link #load} builds with it. */
-    private static final String FENCE_LIBRARY = read("lib/fence.lua");
+    /** A header line naming a library the script uses. */
+    private static final Pattern USES = Pattern.compile("-- Uses (lib/[\\w-]+\\.lua)\\.");
+    /** The libraries a script may use, by path; read before the scripts below, which {@link #load} builds with them. */
+    private static final Map<String, String> LIBRARIES = Map.of(
+            "lib/fence.lua", read("lib/fence.lua"),
+            "lib/waiters.lua", read("lib/waiters.lua"));
+    /** The names of the functions each library defines, to catch a script calling one without its header line. */
+    private static final Map<String, List<String>> LIBRARY_FUNCTIONS = LIBRARIES.entrySet().stream().collect(
+            Collectors.toMap(Map.Entry::getKey, library -> Pattern.compile("(?m)^local function (\\w+)")
+                    .matcher(library.getValue()).results().map(match -> match.group(1)).toList()));
 
     static final RedisScript<Long> ACQUIRE = load("acquire");
     static final RedisScript<Long> RELEASE = load("release");
@@ -224,10 +234,11 @@ final class LockScripts {
     }
 
     /**
-     * Reads {@code io/github/redislock/<name>.lua}, with {@code lib/fence.lua} after its header comment when the
-     * header asks for it.
+     * Reads {@code io/github/redislock/<name>.lua}, with each library its header comment names in a line
+     * {@code -- Uses lib/<library>.lua.} put after that header, in the order named.
      *
-     * @throws IllegalStateException when the script calls the library's function without asking for it
+     * @throws IllegalStateException when the script names a library that does not exist, or calls a library's
+     *         function without naming the library
      */
     static RedisScript<Long> load(String name) {
         String script = read(name + ".lua");
@@ -237,13 +248,24 @@ final class LockScripts {
             headerEnd = lineEnd < 0 ? script.length() : lineEnd + 1;
         }
         String header = script.substring(0, headerEnd);
-        if (header.lines().anyMatch(USES_FENCE::equals)) {
-            script = header + FENCE_LIBRARY + script.substring(headerEnd);
-        } else if (script.contains("next_fencing_token")) {
-            throw new IllegalStateException("The lock script " + name + ".lua calls next_fencing_token but its header "
-                    + "comment lacks the line '" + USES_FENCE + "' that adds lib/fence.lua");
+        String body = script.substring(headerEnd);
+        StringBuilder whole = new StringBuilder(header);
+        List<String> used = header.lines().map(USES::matcher).filter(Matcher::matches).map(match -> match.group(1)).toList();
+        for (String library : used) {
+            String text = LIBRARIES.get(library);
+            if (text == null) {
+                throw new IllegalStateException("The lock script " + name + ".lua uses " + library + ", which does not exist; "
+                        + "libraries: " + LIBRARIES.keySet());
+            }
+            whole.append(text);
         }
-        return RedisScript.of(script, Long.class);
+        LIBRARY_FUNCTIONS.forEach((library, functions) -> functions.stream()
+                .filter(function -> !used.contains(library) && body.contains(function + "("))
+                .findFirst().ifPresent(function -> {
+                    throw new IllegalStateException("The lock script " + name + ".lua calls " + function + " but its header "
+                            + "comment lacks the line '-- Uses " + library + ".' that adds " + library);
+                }));
+        return RedisScript.of(whole.append(body).toString(), Long.class);
     }
 
     private static String read(String path) {

@@ -4,11 +4,12 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
+import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import io.github.redislock.core.WaitLoop.Deadline;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,8 +35,9 @@ import org.springframework.dao.DataAccessException;
  * their read epoch (drawn when the first reader entered after no one read, and shared by the readers joining it),
  * so a write after those reads carries a greater token than they did.</li>
  * </ul>
- * Leases without an explicit lease time are renewed every third of the watchdog lease on the watchdog's scheduler;
- * a renewal that finds the holding gone marks it lost and tells the {@link LockLostListener}s.
+ * Each Redis holding is watched by the {@link Watchdog} from acquisition to release, which renews those without an
+ * explicit lease time as it renews every lock type's, and marks one it finds gone lost and tells the
+ * {@link LockLostListener}s.
  */
 final class ReadWriteLocks {
 
@@ -46,6 +48,8 @@ final class ReadWriteLocks {
     private final LocalLocks waiting = new LocalLocks();
     private final WaitLoop waitLoop;
     private final Watchdog watchdog;
+    private final Renewer readRenewer;
+    private final Renewer writeRenewer;
     private final BackgroundCleanup cleanup;
     private final String clientId;
     private final Duration watchdogLease;
@@ -58,6 +62,8 @@ final class ReadWriteLocks {
         this.scripts = scripts;
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
+        this.readRenewer = new Renewer(Kind.READ, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, false, leaseMillis));
+        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis));
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
@@ -79,6 +85,11 @@ final class ReadWriteLocks {
     /** Releases may have been missed: every waiting thread looks again. */
     void wakeAll() {
         waiting.wakeAll();
+    }
+
+    /** The keys threads of this client wait for, on either side. */
+    Stream<String> waitingKeys() {
+        return waiting.keys();
     }
 
     /**
@@ -138,9 +149,7 @@ final class ReadWriteLocks {
             recorded.write = holding;
             recorded.writes = 1;
         }
-        if (lease == null) {
-            scheduleRenewal(holding, mode, holding.holding);
-        }
+        watchdog.watch(holding, mode == LockMode.READ ? readRenewer : writeRenewer);
         return holding;
     }
 
@@ -250,6 +259,7 @@ final class ReadWriteLocks {
         long token = holding.token;
         String invalid = holding.invalidReason();
         String owner = holding.releasing();
+        watchdog.unwatch(holding);
         boolean[] wasOwner = {true};
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
@@ -265,46 +275,6 @@ final class ReadWriteLocks {
         }
         if (!wasOwner[0]) {
             throw new LockLostException(key, token, "Redis no longer had it as this owner's at release");
-        }
-    }
-
-    /** Renews {@code renewed} a third of its lease from now, and so on while it is held. */
-    private void scheduleRenewal(LocalLock holding, LockMode mode, LocalLock.Holding renewed) {
-        try {
-            watchdog.runInBackground(() -> renew(holding, mode, renewed),
-                    Math.max(1, TimeUnit.NANOSECONDS.toMillis(renewed.leaseNanos()) / 3));
-        } catch (RejectedExecutionException e) {
-            log.debug("The template is closed: the {} lock of '{}' is left to its lease", mode, holding.key);
-        }
-    }
-
-    private void renew(LocalLock holding, LockMode mode, LocalLock.Holding renewed) {
-        if (holding.holding != renewed || holding.lostReason != null) {
-            return; // released or lost meanwhile
-        }
-        long sent = System.nanoTime();
-        try {
-            if (scripts.readWriteRenew(holding.key, renewed.owner(), mode == LockMode.WRITE,
-                    TimeUnit.NANOSECONDS.toMillis(renewed.leaseNanos()))) {
-                holding.renewed(renewed, sent);
-                scheduleRenewal(holding, mode, renewed);
-            } else {
-                watchdog.markLost(holding, renewed,
-                        "the watchdog found its " + mode.name().toLowerCase() + " lease gone from Redis (expired, deleted, or Redis lost it)");
-            }
-        } catch (RuntimeException e) {
-            if (holding.invalidReason() != null) {
-                watchdog.markLost(holding, renewed, "Redis could not be reached to renew it before its lease ran out: "
-                        + e.getMessage());
-            } else {
-                log.warn("Could not renew the {} lock of '{}' (will retry before its lease ends): {}",
-                        mode.name().toLowerCase(), holding.key, e.toString());
-                try {
-                    watchdog.runInBackground(() -> renew(holding, mode, renewed), BackgroundCleanup.ERROR_BACKOFF_MILLIS);
-                } catch (RejectedExecutionException closed) {
-                    log.debug("The template is closed: the {} lock of '{}' is left to its lease", mode, holding.key);
-                }
-            }
         }
     }
 

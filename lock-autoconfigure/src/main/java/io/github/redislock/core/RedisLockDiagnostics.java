@@ -1,21 +1,68 @@
 package io.github.redislock.core;
 
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+
 /**
  * A live view of what a {@link RedisLockTemplate} holds in this JVM, for health checks, leak hunting and tests;
- * every call reads the current state. Obtain it with {@link RedisLockTemplate#diagnostics()}.
+ * every call reads the current state and counts every lock type: exclusive, fair, read/write and semaphore.
+ * Obtain it with {@link RedisLockTemplate#diagnostics()}.
  */
 public final class RedisLockDiagnostics {
 
-    private final LocalLocks locks;
-    private final WakeupSubscriber subscriber;
+    /** The lock types whose holdings the watchdog renews and the diagnostics count. */
+    public enum Kind {
 
-    RedisLockDiagnostics(LocalLocks locks, WakeupSubscriber subscriber) {
-        this.locks = locks;
-        this.subscriber = subscriber;
+        /** {@link RedisLockTemplate#acquire}, {@link RedisLockTemplate#lock} and multi-key locks. */
+        EXCLUSIVE,
+
+        /** {@link RedisLockTemplate#fairLock} and {@link RedisLockTemplate#acquireFair}. */
+        FAIR,
+
+        /** The read side of {@link RedisLockTemplate#readWriteLock}. */
+        READ,
+
+        /** The write side of {@link RedisLockTemplate#readWriteLock}. */
+        WRITE,
+
+        /** Permits of a {@link RedisLockTemplate#semaphore}: one holding per acquisition, whatever its permits. */
+        SEMAPHORE
     }
 
-    /** Keys of this JVM with a holder or waiter; 0 when nothing is held or awaited. */
+    private final Watchdog watchdog;
+    private final WakeupSubscriber subscriber;
+    private final Supplier<Stream<String>> waitedFor;
+
+    /**
+     * @param waitedFor the locks threads of this client wait for, each named by {@link #inUse}
+     */
+    RedisLockDiagnostics(Watchdog watchdog, WakeupSubscriber subscriber, Supplier<Stream<String>> waitedFor) {
+        this.watchdog = watchdog;
+        this.subscriber = subscriber;
+        this.waitedFor = waitedFor;
+    }
+
+    /** How {@link #localLockCount} tells locks apart: the two sides of a read/write lock are one lock. */
+    static String inUse(Kind kind, String key) {
+        Kind lock = kind == Kind.WRITE ? Kind.READ : kind;
+        return lock.name() + '\u0000' + key;
+    }
+
+    /**
+     * Locks of this JVM with a holder or a waiting thread, of every type; 0 when nothing is held or awaited. A key
+     * counts once per lock type (the read and write sides of one key are one read/write lock), however many threads
+     * hold or wait for it.
+     */
     public int localLockCount() {
+        Set<String> locks = new HashSet<>();
+        waitedFor.get().forEach(locks::add);
+        watchdog.forEachHolding((lock, renewer) -> {
+            if (lock.holding != null) {
+                locks.add(inUse(renewer.kind(), lock.key));
+            }
+        });
         return locks.size();
     }
 
@@ -24,14 +71,50 @@ public final class RedisLockDiagnostics {
         return subscriber.isSubscribed();
     }
 
-    /** Locks the watchdog is renewing: held without an explicit lease, and not lost. */
+    /**
+     * Holdings in Redis of every type that this client holds now, as {@link LockHandle#isHeld()} sees them (not
+     * released, not lost, lease not run out): one per exclusive or fair lock, per reading or writing thread of a
+     * read/write lock, and per semaphore acquisition. Nested acquisitions share their outer one's holding.
+     */
+    public int heldLockCount() {
+        int[] held = {0};
+        watchdog.forEachHolding((lock, renewer) -> {
+            if (lock.holding != null && lock.isValid()) {
+                held[0]++;
+            }
+        });
+        return held[0];
+    }
+
+    /** Like {@link #heldLockCount()}, for one lock type. */
+    public int heldLockCount(Kind kind) {
+        int[] held = {0};
+        watchdog.forEachHolding((lock, renewer) -> {
+            if (renewer.kind() == kind && lock.holding != null && lock.isValid()) {
+                held[0]++;
+            }
+        });
+        return held[0];
+    }
+
+    /** Holdings of every type the watchdog is renewing: held without an explicit lease, and not lost. */
     public int scheduledRenewalCount() {
-        return (int) locks.all().stream().filter(LocalLock::isRenewed).count();
+        int[] renewed = {0};
+        watchdog.forEachHolding((lock, renewer) -> {
+            if (lock.isRenewed()) {
+                renewed[0]++;
+            }
+        });
+        return renewed[0];
     }
 
     @Override
     public String toString() {
-        return "RedisLockDiagnostics[localLocks=" + localLockCount() + ", renewals=" + scheduledRenewalCount()
-                + ", subscribed=" + isSubscribed() + "]";
+        StringBuilder held = new StringBuilder();
+        for (Kind kind : Kind.values()) {
+            held.append(held.isEmpty() ? "" : ", ").append(kind.name().toLowerCase()).append('=').append(heldLockCount(kind));
+        }
+        return "RedisLockDiagnostics[localLocks=" + localLockCount() + ", held={" + held + "}, renewals="
+                + scheduledRenewalCount() + ", subscribed=" + isSubscribed() + "]";
     }
 }

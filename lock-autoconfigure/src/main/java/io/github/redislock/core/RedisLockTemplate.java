@@ -9,7 +9,9 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.stream.Stream;
 
+import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -55,15 +57,19 @@ public final class RedisLockTemplate implements AutoCloseable {
         LockScripts scripts = new LockScripts(runner, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        this.watchdog = new Watchdog(scripts, config.watchdogLease(), fairLocks.withHeld(locks.all()));
+        this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew));
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
-        this.fair = new FairLock(new FairLockScripts(runner, keys), fairLocks, new WaitLoop(subscriber), cleanup, clientId,
-                config.watchdogLease());
-        this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), locks, new WaitLoop(subscriber), watchdog,
+        this.fair = new FairLock(new FairLockScripts(runner, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
+                clientId, config.watchdogLease());
+        this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
-        this.diagnostics = new RedisLockDiagnostics(locks, subscriber);
+        this.diagnostics = new RedisLockDiagnostics(watchdog, subscriber, () -> Stream.of(
+                locks.keys().map(key -> RedisLockDiagnostics.inUse(Kind.EXCLUSIVE, key)),
+                fairLocks.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.FAIR, key)),
+                readWrite.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.READ, key)),
+                semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.SEMAPHORE, key))).flatMap(s -> s));
     }
 
     /**
@@ -277,6 +283,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (!fairLocks.wake(key)) { // a fair hand-over names one waiting thread; otherwise the key's waiters look again
             locks.wake(key);
             readWrite.wake(key);
+            semaphores.wake(key);
         }
     }
 
@@ -284,6 +291,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         locks.wakeAll();
         readWrite.wakeAll();
         fairLocks.wakeAll();
+        semaphores.wakeAll();
     }
 
     LocalLock localLock(String key) {

@@ -2,13 +2,13 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
+import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import io.github.redislock.core.WaitLoop.Deadline;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,9 +20,9 @@ import org.springframework.dao.DataAccessException;
  * acquisition, so the permits of a holder that crashed come back when its lease ends.
  * <p>
  * Each acquisition's lease is a {@link LocalLock} that is never put in {@link LocalLocks}: it records the holding
- * (owner, token, lease, validity) the way the exclusive lock's does, and the {@link Watchdog} marks it lost and
- * tells the listeners, but it is renewed here, with the semaphore's script, on the watchdog's scheduler. The
- * waiting threads of one semaphore meet on a {@link LocalLocks} entry under {@link #wakeName}, a name no lock key
+ * (owner, token, lease, validity) the way the exclusive lock's does, and the {@link Watchdog} watches it from
+ * acquisition to release, renewing it with the semaphore's script as it renews every lock type's. The
+ * waiting threads of one semaphore meet on an entry of this class's own {@link LocalLocks} under {@link #wakeName}, a name no lock key
  * can have, which is what releases publish.
  */
 final class SemaphorePermits {
@@ -33,25 +33,24 @@ final class SemaphorePermits {
     private static final String WAKE_PREFIX = "\u0002semaphore:"; // \u0001 starts a fair hand-over
 
     private final SemaphoreScripts scripts;
-    private final LocalLocks locks;
+    /** Where the threads waiting for permits sleep, by {@link #wakeName}: the name releases publish. */
+    private final LocalLocks waiting = new LocalLocks();
     private final WaitLoop waitLoop;
     private final Watchdog watchdog;
+    private final Renewer renewer;
     private final BackgroundCleanup cleanup;
     private final String clientId;
     private final Duration watchdogLease;
     private final AtomicLong acquisitions = new AtomicLong();
     /** What each thread holds, by semaphore: the outer acquisition a nested one shares. */
     private final ConcurrentHashMap<Holder, Acquisition> held = new ConcurrentHashMap<>();
-    /** Renewals sent and not answered yet: at most one per holding. */
-    private final Set<LocalLock.Holding> renewing = ConcurrentHashMap.newKeySet();
-    private final AtomicBoolean renewalsStarted = new AtomicBoolean();
 
-    SemaphorePermits(SemaphoreScripts scripts, LocalLocks locks, WaitLoop waitLoop, Watchdog watchdog,
+    SemaphorePermits(SemaphoreScripts scripts, WaitLoop waitLoop, Watchdog watchdog,
             BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
         this.scripts = scripts;
-        this.locks = locks;
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
+        this.renewer = new Renewer(Kind.SEMAPHORE, scripts::renew);
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
@@ -94,7 +93,7 @@ final class SemaphorePermits {
         String holder = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock holding = new LocalLock(key);
-        LocalLock wakePoint = locks.retain(name);
+        LocalLock wakePoint = waiting.retain(name);
         try {
             waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
                 long requestStart = System.nanoTime();
@@ -112,16 +111,14 @@ final class SemaphorePermits {
         } catch (LockNotAcquiredException e) { // named after the wake point: name the semaphore instead
             throw new LockNotAcquiredException(key, deadline.elapsed(), e.getCause());
         } finally {
-            locks.unretain(wakePoint);
+            waiting.unretain(wakePoint);
         }
         if (holding.owner == null) {
             return Optional.empty();
         }
         Acquisition acquisition = new Acquisition(holding, permits);
         held.put(me, acquisition);
-        if (lease == null) {
-            startRenewals();
-        }
+        watchdog.watch(holding, renewer);
         return Optional.of(new Handle(acquisition));
     }
 
@@ -169,6 +166,7 @@ final class SemaphorePermits {
         long token = lease.token;
         String invalid = lease.invalidReason();
         String holder = lease.releasing();
+        watchdog.unwatch(lease);
         boolean[] wasHolder = {true};
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
@@ -199,67 +197,19 @@ final class SemaphorePermits {
         return WAKE_PREFIX + key;
     }
 
-    /** From the first watchdog-leased acquisition on, a renewal pass every sixth of the lease, as the watchdog's. */
-    private void startRenewals() {
-        if (renewalsStarted.compareAndSet(false, true)) {
-            scheduleRenewals();
-        }
+    /** A release of the semaphore named {@code message} was published to this client: its waiting threads look again. */
+    void wake(String message) {
+        waiting.wake(message);
     }
 
-    private void scheduleRenewals() {
-        try {
-            watchdog.runInBackground(this::renewDue, Math.max(1, watchdogLease.toMillis() / 6));
-        } catch (RuntimeException e) { // the template is closed: held permits are left to their leases
-            log.debug("Semaphore renewals stopped: the template is closed", e);
-        }
+    /** Releases may have been missed: every waiting thread looks again. */
+    void wakeAll() {
+        waiting.wakeAll();
     }
 
-    /** Renews every watchdog-leased holding last renewed a third of a lease ago or more, each on its own thread. */
-    private void renewDue() {
-        try {
-            for (Acquisition acquisition : held.values()) {
-                LocalLock lease = acquisition.lease;
-                LocalLock.Holding holding = lease.holding;
-                if (holding == null || !holding.renewing() || lease.lostReason != null) {
-                    continue;
-                }
-                String invalid = lease.invalidReason();
-                if (invalid != null) {
-                    watchdog.markLost(lease, holding, invalid);
-                } else if (System.nanoTime() - lease.renewedAtNanos() >= holding.leaseNanos() / 3 && renewing.add(holding)) {
-                    long sent = System.nanoTime();
-                    try {
-                        watchdog.runInBackground(() -> renew(lease, holding, sent), 0);
-                    } catch (RuntimeException e) { // closed
-                        renewing.remove(holding);
-                    }
-                }
-            }
-        } catch (RuntimeException e) { // keep renewing
-            log.error("A semaphore renewal pass failed unexpectedly", e);
-        } finally {
-            scheduleRenewals();
-        }
-    }
-
-    private void renew(LocalLock lease, LocalLock.Holding holding, long sent) {
-        try {
-            if (scripts.renew(lease.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
-                lease.renewed(holding, sent);
-            } else {
-                watchdog.markLost(lease, holding, "the watchdog found its permits gone from Redis (lease ended, or Redis lost them)");
-            }
-        } catch (RuntimeException e) {
-            if (lease.invalidReason() != null) {
-                watchdog.markLost(lease, holding, "Redis could not be reached to renew its permits before their lease ran out: "
-                        + e.getMessage());
-            } else {
-                log.warn("Could not renew the permits of semaphore '{}' (will retry before their lease ends): {}", lease.key,
-                        e.toString());
-            }
-        } finally {
-            renewing.remove(holding);
-        }
+    /** The semaphores threads of this client wait for. */
+    Stream<String> waitingKeys() {
+        return waiting.keys().map(name -> name.substring(WAKE_PREFIX.length()));
     }
 
     /** One acquisition, handed to the caller. */

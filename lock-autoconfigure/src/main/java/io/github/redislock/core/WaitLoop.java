@@ -121,7 +121,7 @@ final class WaitLoop {
             }
             long sleepMillis;
             if (reply == null) {
-                sleepMillis = BackgroundCleanup.ERROR_BACKOFF_MILLIS;
+                sleepMillis = Durations.ERROR_BACKOFF_MILLIS;
             } else {
                 if (subscriber.startIfNeeded()) {
                     continue; // a release published before this client listened was missed: look again now

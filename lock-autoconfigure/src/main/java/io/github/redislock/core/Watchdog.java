@@ -13,14 +13,18 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Renews the Redis locks this client holds without an explicit lease, finds lost ones, and tells the
- * {@link LockLostListener}s.
+ * Renews the Redis holdings of every lock type this client holds without an explicit lease (exclusive, fair, read,
+ * write, semaphore permits), finds lost ones, and tells the {@link LockLostListener}s.
  * <p>
+ * Each holding is a {@link LocalLock} renewed with its type's {@link Renewer}: the exclusive lock's are the live
+ * entries of its {@link LocalLocks}; the other types {@link #watch} each holding when it is acquired (with a fixed
+ * lease too, so {@link RedisLockDiagnostics} counts it) and {@link #unwatch} it at its release.
  * One scheduler thread only decides: every sixth of the lease it looks at every renewed holding and
  * hands a RENEW to a pool (threads come and go with the work, up to 256) for each one last renewed
  * a third of a lease ago or more, at most one in flight per holding. A renewal not answered within a quarter of the lease counts as failed
@@ -42,8 +46,10 @@ final class Watchdog implements AutoCloseable {
     private static final int BACKGROUND_THREADS = 4;
     private static final long IDLE_SECONDS = 30;
 
-    private final LockScripts scripts;
-    private final Collection<LocalLock> locks;
+    private final Collection<LocalLock> exclusiveLocks;
+    private final Renewer exclusiveRenewer;
+    /** The holdings of the other lock types, from acquisition to release, with how each is renewed. */
+    private final ConcurrentHashMap<LocalLock, Renewer> watched = new ConcurrentHashMap<>();
     private final long renewalTimeoutNanos;
     private final ScheduledThreadPoolExecutor scheduler;
     private final ThreadPoolExecutor renewals;
@@ -54,11 +60,12 @@ final class Watchdog implements AutoCloseable {
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
 
     /**
-     * @param locks a live view of the client's local locks
+     * @param exclusiveLocks a live view of the exclusive lock's local locks, whose holdings come and go with them
+     * @param exclusiveRenewer how their holdings are renewed
      */
-    Watchdog(LockScripts scripts, Duration lease, Collection<LocalLock> locks) {
-        this.scripts = scripts;
-        this.locks = locks;
+    Watchdog(Duration lease, Collection<LocalLock> exclusiveLocks, Renewer exclusiveRenewer) {
+        this.exclusiveLocks = exclusiveLocks;
+        this.exclusiveRenewer = exclusiveRenewer;
         this.renewalTimeoutNanos = lease.toNanos() / 4;
         this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("redis-lock-watchdog", false));
         this.scheduler.setRemoveOnCancelPolicy(true);
@@ -76,6 +83,31 @@ final class Watchdog implements AutoCloseable {
 
     void addLockLostListener(LockLostListener listener) {
         listeners.add(listener);
+    }
+
+    /**
+     * Watches a holding of a type other than the exclusive lock from its acquisition on: renewed with
+     * {@code renewer} while its {@link LocalLock.Holding#renewing()} says so, counted by the diagnostics either way.
+     */
+    void watch(LocalLock holding, Renewer renewer) {
+        watched.put(holding, renewer);
+    }
+
+    /** Stops watching a holding: it was released (or never taken). */
+    void unwatch(LocalLock holding) {
+        watched.remove(holding);
+    }
+
+    /** Calls {@code action} with every holding of this client, of every type (an exclusive entry may hold none). */
+    void forEachHolding(BiConsumer<LocalLock, Renewer> action) {
+        for (LocalLock lock : exclusiveLocks) {
+            action.accept(lock, exclusiveRenewer);
+        }
+        watched.forEach(action);
+    }
+
+    Renewer exclusiveRenewer() {
+        return exclusiveRenewer;
     }
 
     /**
@@ -100,35 +132,34 @@ final class Watchdog implements AutoCloseable {
 
     private void tick() {
         try {
-            for (LocalLock lock : locks) {
-                LocalLock.Holding holding = lock.holding;
-                if (holding != null && holding.renewing() && lock.lostReason == null) {
-                    check(lock, holding);
-                }
-            }
+            forEachHolding(this::check);
         } catch (Throwable e) { // a periodic task that throws is never run again: keep the watchdog alive
             log.error("The lock watchdog's tick failed unexpectedly", e);
         }
     }
 
-    private void check(LocalLock lock, LocalLock.Holding holding) {
+    private void check(LocalLock lock, Renewer renewer) {
+        LocalLock.Holding holding = lock.holding;
+        if (holding == null || !holding.renewing() || lock.lostReason != null) {
+            return;
+        }
         String invalid = lock.invalidReason();
         if (invalid != null) {
-            markLost(lock, holding, invalid);
+            markLost(lock, renewer, holding, invalid);
         } else if (!inFlight.containsKey(holding)
                 && System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3) {
-            dispatch(lock, holding);
+            dispatch(lock, renewer, holding);
         }
     }
 
-    private void dispatch(LocalLock lock, LocalLock.Holding holding) {
+    private void dispatch(LocalLock lock, Renewer renewer, LocalLock.Holding holding) {
         long sent = System.nanoTime();
         if (inFlight.putIfAbsent(holding, sent) != null) {
             return;
         }
         try {
-            renewals.execute(() -> renew(lock, holding, sent));
-            scheduler.schedule(() -> timedOut(lock, holding, sent), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
+            renewals.execute(() -> renew(lock, renewer, holding, sent));
+            scheduler.schedule(() -> timedOut(lock, renewer, holding, sent), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) { // closed, or every renewal thread busy: the next tick tries again
             inFlight.remove(holding, sent);
         }
@@ -139,51 +170,56 @@ final class Watchdog implements AutoCloseable {
      * locally, and the script never shortens a TTL: a renewal that lands after the lock was handed
      * to a holder with a longer lease changes nothing.
      */
-    void renew(LocalLock lock, LocalLock.Holding holding, long sent) {
+    void renew(LocalLock lock, Renewer renewer, LocalLock.Holding holding, long sent) {
         try {
-            if (scripts.renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
+            if (renewer.call().renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
                 lock.renewed(holding, sent);
             } else {
-                markLost(lock, holding, "the watchdog found it gone from Redis (expired, deleted, or Redis lost it)");
+                markLost(lock, renewer, holding, "the watchdog found " + renewer.whatIsGone()
+                        + " gone from Redis (expired, deleted, or Redis lost it)");
             }
         } catch (RuntimeException e) {
             Long current = inFlight.get(holding);
             if (lock.invalidReason() != null) {
-                markLost(lock, holding, "Redis could not be reached to renew it before its lease ran out: " + e.getMessage());
+                markLost(lock, renewer, holding, "Redis could not be reached to renew it before its lease ran out: "
+                        + e.getMessage());
             } else if (current != null && current == sent) { // not given up on by timedOut, which logs itself
-                log.warn("Could not renew lock '{}' (will retry before its lease ends): {}", lock.key, e.toString());
+                log.warn("Could not renew {} (will retry before its lease ends): {}", renewer.describe(lock.key),
+                        e.toString());
             }
         } finally {
             inFlight.remove(holding, sent);
         }
     }
 
-    private void timedOut(LocalLock lock, LocalLock.Holding holding, long sent) {
+    private void timedOut(LocalLock lock, Renewer renewer, LocalLock.Holding holding, long sent) {
         if (!inFlight.remove(holding, sent) || lock.holding != holding || lock.lostReason != null) {
             return; // answered, released or lost meanwhile
         }
         if (lock.invalidReason() != null) {
-            markLost(lock, holding, "Redis did not answer its renewal within "
+            markLost(lock, renewer, holding, "Redis did not answer its renewal within "
                     + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out");
             return;
         }
-        log.warn("Redis did not answer the renewal of lock '{}' within {}ms; sending it again",
-                lock.key, TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
-        dispatch(lock, holding);
+        log.warn("Redis did not answer the renewal of {} within {}ms; sending it again",
+                renewer.describe(lock.key), TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
+        dispatch(lock, renewer, holding);
     }
 
     /** Marks {@code holding} lost and tells the listeners; nothing if it was released or replaced meanwhile. */
-    void markLost(LocalLock lock, LocalLock.Holding holding, String reason) {
+    private void markLost(LocalLock lock, Renewer renewer, LocalLock.Holding holding, String reason) {
         if (!lock.lose(holding, reason)) {
             return;
         }
         inFlight.remove(holding);
         LockHandle view = new LostView(lock.key, holding.token());
-        log.warn("Lock '{}' (fencing token {}) was lost while held: {}", lock.key, holding.token(), reason);
+        String what = renewer.describe(lock.key);
+        log.warn("{}{} (fencing token {}) was lost while held: {}", Character.toUpperCase(what.charAt(0)),
+                what.substring(1), holding.token(), reason);
         try {
             listenerThread.execute(() -> tell(view, reason));
         } catch (RejectedExecutionException e) {
-            log.debug("Lock '{}' was lost after the template closed; its listeners are not told", lock.key);
+            log.debug("{} was lost after the template closed; its listeners are not told", what);
         }
     }
 

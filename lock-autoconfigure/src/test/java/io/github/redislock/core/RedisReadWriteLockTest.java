@@ -292,17 +292,18 @@ class RedisReadWriteLockTest {
 
     @Test
     void theWatchdogRenewsAReaderAndAWriterPastManyLeases() throws Exception {
-        RedisLockConfig shortLease = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(300));
+        // a lease long enough for a renewal to be answered on a loaded machine, held for several of them
+        RedisLockConfig shortLease = RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(1));
         Actor reader = actor(clients.lockTemplate(shortLease));
         Actor other = actor(second);
         reader.run(() -> reader.lock.readLock().lock());
-        Thread.sleep(1500);
+        Thread.sleep(2500);
         assertThat(other.call(() -> other.lock.writeLock().tryLock())).isFalse();
         reader.run(() -> {
             reader.lock.readLock().unlock();
             reader.lock.writeLock().lock();
         });
-        Thread.sleep(1500);
+        Thread.sleep(2500);
         assertThat(other.call(() -> other.lock.readLock().tryLock())).isFalse();
         reader.run(() -> reader.lock.writeLock().unlock()); // throws LockLostException if it had run out
     }

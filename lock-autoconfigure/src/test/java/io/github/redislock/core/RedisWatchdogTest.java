@@ -82,7 +82,7 @@ class RedisWatchdogTest {
             LocalLock.Holding seenByWatchdog = new LocalLock.Holding(adoptedHolding.owner(), adoptedHolding.token(),
                     TimeUnit.SECONDS.toNanos(30), true);
             long adoptionSent = lock.renewedAtNanos();
-            template.watchdog().renew(lock, seenByWatchdog, System.nanoTime());
+            template.watchdog().renew(lock, template.watchdog().exclusiveRenewer(), seenByWatchdog, System.nanoTime());
 
             assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).as("TTL in Redis").isGreaterThan(50_000);
             assertThat(lock.holding).isSameAs(adoptedHolding);
