@@ -123,9 +123,6 @@ final class WaitLoop {
             if (reply == null) {
                 sleepMillis = Durations.ERROR_BACKOFF_MILLIS;
             } else {
-                if (subscriber.startIfNeeded()) {
-                    continue; // a release published before this client listened was missed: look again now
-                }
                 sleepMillis = Math.min(reply.retryAfterMillis(),
                         subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
             }

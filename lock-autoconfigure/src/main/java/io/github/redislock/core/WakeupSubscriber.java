@@ -18,8 +18,8 @@ import org.springframework.util.backoff.FixedBackOff;
 /**
  * This client's one subscription: the channel on which releases are announced to it. Releases
  * publish only to clients registered as waiting for that lock, so an idle client receives nothing.
- * Taken at the first wait and kept until the template closes; if it is not listening, waiters fall
- * back to short re-checks.
+ * Taken, in the background, at the first wait and kept until the template closes; while it is not
+ * listening, waiters fall back to short re-checks.
  * <p>
  * It is never stopped while the template lives: stopping a subscription hands its connection back to
  * the client's pool (Jedis) while the subscription thread may still read from it, and the replies of
@@ -30,23 +30,33 @@ final class WakeupSubscriber implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WakeupSubscriber.class);
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+    private final SimpleAsyncTaskExecutor subscribing = new SimpleAsyncTaskExecutor("redis-lock-subscribe-");
+    /** Held while the container starts or stops, so that closing waits for a subscription being set up. */
+    private final Object lifecycle = new Object();
     private volatile boolean started;
+    private volatile boolean closed;
+    /** Whether Redis has confirmed the subscription once: only then are waiters told of releases. */
+    private volatile boolean confirmed;
 
     /**
      * @param onRelease told the lock name of each release published to this client
-     * @param onResubscribed told when the subscription is back after a connection loss: releases (and
-     *        waiter registrations, if Redis restarted) may have been lost meanwhile
+     * @param onResubscribed told when the subscription is up, first or again after a connection loss: releases
+     *        (and waiter registrations, if Redis restarted) may have been missed before
      */
     WakeupSubscriber(RedisConnectionFactory connectionFactory, String channel, Consumer<String> onRelease,
             Runnable onResubscribed) {
         SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("redis-lock-wakeup-");
         executor.setDaemon(true);
+        subscribing.setDaemon(true);
         container.setConnectionFactory(connectionFactory);
         // the listener only wakes a thread: run it on the subscription thread, not on a new thread per message
         container.setTaskExecutor(new SyncTaskExecutor());
         container.setSubscriptionExecutor(executor);
         container.setRecoveryBackoff(new FixedBackOff(500, FixedBackOff.UNLIMITED_ATTEMPTS));
-        Listener listener = new Listener(onRelease, onResubscribed);
+        Listener listener = new Listener(onRelease, () -> {
+            confirmed = true; // before the wake-up: the woken waiters then sleep on the subscription
+            onResubscribed.run();
+        });
         container.addMessageListener(listener, new ChannelTopic(channel));
         container.afterPropertiesSet();
     }
@@ -59,29 +69,40 @@ final class WakeupSubscriber implements AutoCloseable {
     /** Whether release messages reach this client now. Subscribes on the first call. */
     boolean isListening() {
         startIfNeeded();
-        return container.isListening();
+        return confirmed && container.isListening();
     }
 
     /**
-     * Subscribes, unless that was done before.
-     *
-     * @return whether it subscribed now: releases published before this moment did not reach this client
+     * Starts subscribing, in the background, unless that was done before. The caller does not wait for it:
+     * subscribing can take a second (Lettuce on a Cluster or behind Sentinel, for its first connection), longer
+     * than a short wait time, and longer than a fair lock's queue entry lives without a refresh. Until the
+     * subscription is up, {@link #isListening()} is false and waiters re-check often; once it is up, every waiting
+     * thread is woken to look again, as a release published before it was missed.
      */
-    boolean startIfNeeded() {
-        return !started && start();
+    void startIfNeeded() {
+        if (!started) {
+            start();
+        }
     }
 
-    private synchronized boolean start() {
-        if (started) {
-            return false;
+    private synchronized void start() {
+        if (started || closed) {
+            return;
         }
         started = true;
-        try {
-            container.start(); // returns once the channel is subscribed
-        } catch (RuntimeException e) {
-            log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers", e.toString());
-        }
-        return true;
+        subscribing.execute(() -> {
+            synchronized (lifecycle) {
+                if (closed) {
+                    return;
+                }
+                try {
+                    container.start(); // returns once the channel is subscribed
+                } catch (RuntimeException e) {
+                    log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers",
+                            e.toString());
+                }
+            }
+        });
     }
 
     private static final class Listener implements MessageListener, SubscriptionListener {
@@ -104,19 +125,23 @@ final class WakeupSubscriber implements AutoCloseable {
         public synchronized void onChannelSubscribed(byte[] channel, long count) {
             if (subscribedBefore) {
                 log.info("Lock release subscription recovered; waiting threads re-check their locks");
-                onResubscribed.run();
             }
+            // releases published before this moment did not reach this client: its waiters look again now
+            onResubscribed.run();
             subscribedBefore = true;
         }
     }
 
     @Override
     public void close() {
-        try {
-            container.stop();
-            container.destroy();
-        } catch (Exception e) {
-            log.debug("closing the release subscription failed", e);
+        closed = true;
+        synchronized (lifecycle) {
+            try {
+                container.stop();
+                container.destroy();
+            } catch (Exception e) {
+                log.debug("closing the release subscription failed", e);
+            }
         }
     }
 }
