@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
  * The short fault run inside {@code ./mvnw verify}: every scenario of the full suite, fewer
  * repetitions, and one trial of each replica-ack Sentinel failover. The full run ({@code ChaosRun.main}) repeats each
  * fault 20 times, runs 10 trials of each failover scenario, and writes docs/reliability.md.
+ * The fair and read/write lock's kills run as one scenario per lock here, each repetition killing every kind once.
  */
 class ChaosSuiteTest {
 
@@ -55,8 +56,20 @@ class ChaosSuiteTest {
     @Test
     void everyPassCriterionHoldsUnderEveryFault() throws Exception {
         int repetitions = Integer.getInteger("chaos.short-repetitions", 2);
-        List<ChaosRun.Outcome> outcomes = run.all(repetitions);
+        List<ChaosRun.Outcome> outcomes = run.exclusiveLockScenarios(repetitions);
         System.out.println(ChaosRun.report(outcomes, repetitions));
         assertThat(ChaosRun.failures(outcomes)).isEmpty();
+    }
+
+    @Test
+    void theFairAndReadWriteLocksKeepTheirModelsWhenHoldersAndWaitersAreKilled() throws Exception {
+        int repetitions = Integer.getInteger("chaos.short-family-repetitions", 1);
+        List<ChaosRun.Outcome> outcomes = run.lockFamilyScenarios(repetitions, true);
+        System.out.println(ChaosRun.report(outcomes, repetitions));
+        assertThat(ChaosRun.failures(outcomes)).isEmpty();
+        for (ChaosRun.Outcome outcome : outcomes) {
+            assertThat(outcome.kills().waiters()).as(outcome.scenario() + ": waiting JVMs killed").isEqualTo(repetitions);
+            assertThat(outcome.kills().holders()).as(outcome.scenario() + ": holders killed").isPositive();
+        }
     }
 }
