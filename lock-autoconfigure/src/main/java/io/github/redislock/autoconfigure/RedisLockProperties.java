@@ -35,6 +35,8 @@ public class RedisLockProperties {
 
     private final Observations observations = new Observations();
 
+    private final ReplicaAck replicaAck = new ReplicaAck();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -83,6 +85,10 @@ public class RedisLockProperties {
         this.allowBeanReferences = allowBeanReferences;
     }
 
+    public ReplicaAck getReplicaAck() {
+        return replicaAck;
+    }
+
     public Metrics getMetrics() {
         return metrics;
     }
@@ -122,6 +128,36 @@ public class RedisLockProperties {
     }
 
     RedisLockConfig toConfig() {
-        return new RedisLockConfig(keyPrefix, waitTime, leaseTime);
+        return new RedisLockConfig(keyPrefix, waitTime, leaseTime,
+                new RedisLockConfig.ReplicaAck(replicaAck.getReplicas(), replicaAck.getTimeout()));
+    }
+
+    /** Replica acknowledgement ({@code WAIT}) of every lock acquisition and renewal, for a master with replicas. */
+    public static class ReplicaAck {
+
+        /**
+         * Number of replicas that must acknowledge each acquisition and renewal; 0 turns replica acknowledgement off.
+         * An acquisition acknowledged by fewer is taken back and fails with LockNotAcquiredException.
+         */
+        private int replicas = 0;
+
+        /** How long the master waits for the replicas' acknowledgement of each acquisition and renewal (WAIT timeout). */
+        private Duration timeout = Duration.ofMillis(100);
+
+        public int getReplicas() {
+            return replicas;
+        }
+
+        public void setReplicas(int replicas) {
+            this.replicas = replicas;
+        }
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
     }
 }

@@ -59,16 +59,17 @@ public final class RedisLockTemplate implements AutoCloseable {
         byte[] id = new byte[16];
         new SecureRandom().nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
-        LockScripts scripts = new LockScripts(redis, keys, clientId);
+        ScriptRunner runner = new ScriptRunner(redis, config.replicaAck());
+        LockScripts scripts = new LockScripts(runner, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
         this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew));
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
-        this.fair = new FairLock(new FairLockScripts(redis, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
+        this.fair = new FairLock(new FairLockScripts(runner, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
                 clientId, config.watchdogLease());
-        this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), new WaitLoop(subscriber), watchdog,
+        this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(watchdog, subscriber, () -> Stream.of(
                 locks.keys().map(key -> RedisLockDiagnostics.inUse(Kind.EXCLUSIVE, key)),

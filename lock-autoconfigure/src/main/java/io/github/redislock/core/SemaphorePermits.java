@@ -209,7 +209,7 @@ final class SemaphorePermits {
         scripts.setLimit(key, limit, wakeName(key));
     }
 
-    private static String wakeName(String key) {
+    static String wakeName(String key) {
         return WAKE_PREFIX + key;
     }
 

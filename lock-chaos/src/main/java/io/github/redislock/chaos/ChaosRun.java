@@ -27,6 +27,7 @@ import io.github.redislock.test.RedisServerProcess;
  * scenarios ({@link #lockFamilyScenarios}) run the same workers with the fair lock or the read/write lock and kill
  * holders and waiting JVMs; a {@link FairQueueMonitor} checks the fair lock's grants against its queue in Redis.
  * <p>
+ * The Sentinel failover scenarios ({@link SentinelFailover}) follow, {@code -Dchaos.failover-trials=10} trials each.
  * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
  * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
@@ -160,9 +161,11 @@ public final class ChaosRun implements AutoCloseable {
 
     public static void main(String[] args) throws Exception {
         int repetitions = Integer.getInteger("chaos.repetitions", 20);
+        int failoverTrials = Integer.getInteger("chaos.failover-trials", 10);
         try (ChaosRun run = new ChaosRun()) {
             List<Outcome> outcomes = run.all(repetitions);
-            String report = report(outcomes, repetitions);
+            List<SentinelFailover.Outcome> failovers = SentinelFailover.all(failoverTrials, System.getProperty("chaos.only", ""));
+            String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers));
             System.out.println(report);
             String docs = System.getProperty("chaos.docs", "docs");
             if (!docs.isEmpty()) {
@@ -171,6 +174,7 @@ public final class ChaosRun implements AutoCloseable {
                 System.out.println("Wrote " + Path.of(docs, "reliability.md"));
             }
             List<String> failures = failures(outcomes);
+            failovers.forEach(failover -> failures.addAll(failover.failures()));
             if (!failures.isEmpty()) {
                 System.err.println("FAILED: " + failures);
                 System.exit(1);

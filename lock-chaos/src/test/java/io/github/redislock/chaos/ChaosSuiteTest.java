@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The short fault run inside {@code ./mvnw verify}: every scenario of the full suite, fewer
- * repetitions. The full run ({@code ChaosRun.main}) repeats each fault 20 times and writes docs/reliability.md.
+ * repetitions, and one trial of each replica-ack Sentinel failover. The full run ({@code ChaosRun.main}) repeats each
+ * fault 20 times, runs 10 trials of each failover scenario, and writes docs/reliability.md.
  * The fair and read/write lock's kills run as one scenario per lock here, each repetition killing every kind once.
  */
 class ChaosSuiteTest {
@@ -34,6 +35,22 @@ class ChaosSuiteTest {
         assertThat(verdict.sections()).isPositive();
         assertThat(verdict.overlaps()).as("the checker must see the broken lock's overlaps").isPositive();
         assertThat(verdict.lostUpdates()).isPositive();
+    }
+
+    @Test
+    void withReplicaAckASentinelFailoverMakesNoSecondHolderAndNoDuplicateToken() throws Exception {
+        for (boolean replicaPaused : new boolean[] {false, true}) {
+            SentinelFailover.Outcome outcome = SentinelFailover.scenario("replica-ack 1, replica "
+                    + (replicaPaused ? "paused" : "live"), true, replicaPaused, 1);
+            System.out.println(SentinelFailover.report(List.of(outcome)));
+            assertThat(outcome.failures()).isEmpty();
+            assertThat(outcome.verdict().overlaps()).isZero();
+            assertThat(outcome.verdict().duplicateTokens()).isZero();
+            assertThat(outcome.aHeldAtKill() + outcome.aRefused()).as("A either held or was refused").isEqualTo(1);
+            if (replicaPaused) {
+                assertThat(outcome.aRefused()).as("no replica acknowledged A's acquisition").isEqualTo(1);
+            }
+        }
     }
 
     @Test
