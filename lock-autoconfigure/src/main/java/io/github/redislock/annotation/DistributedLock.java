@@ -55,7 +55,11 @@ public @interface DistributedLock {
     /** SpEL expression(s) giving the lock key; several lock all or nothing. */
     String[] key() default {};
 
-    /** A static prefix joined before each key with {@code ':'}; the whole key when {@link #key()} is empty. */
+    /**
+     * A static prefix joined before each key with {@code ':'}; the whole key when {@link #key()} is empty. Also the
+     * {@code name} tag of the lock's metrics and the name of its observation; without it they use the method
+     * ({@code OrderService.pay}), never the key.
+     */
     String name() default "";
 
     /** The kind of lock: {@link LockType#EXCLUSIVE}, {@link LockType#FAIR} (one key), {@link LockType#READ} or {@link LockType#WRITE}. */
@@ -66,6 +70,15 @@ public @interface DistributedLock {
 
     /** A fixed lease that is never renewed; {@code ""} lets the watchdog renew the lock while the method runs. */
     String leaseTime() default "";
+
+    /**
+     * For scheduled jobs (ShedLock's {@code lockAtLeastFor}): the lock stays held until at least this long after it
+     * was acquired. A method that ends sooner does not delete the lock but leaves it to expire then, so another
+     * instance whose tick fires a little late (its clock behind, or a busy scheduler) finds it held and skips.
+     * {@code ""} (the default): released when the method ends. Not longer than a {@link #leaseTime()}; exclusive
+     * locks only. Same forms as the other durations: {@code "5s"}, {@code "${jobs.report.hold}"}.
+     */
+    String holdAtLeast() default "";
 
     /** What to do when the lock is not acquired within the wait time. */
     OnFailure onFailure() default OnFailure.THROW;

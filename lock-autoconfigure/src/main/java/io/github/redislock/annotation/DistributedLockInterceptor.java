@@ -50,6 +50,17 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         if (operation == null) {
             return invocation.proceed();
         }
+        AsyncLockedCalls.Kind kind = AsyncLockedCalls.kind(operation.method.getReturnType());
+        if (kind != AsyncLockedCalls.Kind.BLOCKING) {
+            return AsyncLockedCalls.invoke(invocation, kind, template.get().asyncExecutor(),
+                    call -> invokeLocked(call, operation, targetClass));
+        }
+        return invokeLocked(invocation, operation, targetClass);
+    }
+
+    /** Acquires, runs the method and releases, blocking the calling thread; also the holder thread's work for async methods. */
+    private Object invokeLocked(MethodInvocation invocation, DistributedLockOperation operation, Class<?> targetClass)
+            throws Throwable {
         Object[] args = invocation.getArguments();
         SortedSet<String> keys = keyResolver.keys(operation, args, targetClass);
         if (operation.permits > 0) {

@@ -33,6 +33,12 @@ final class DistributedLockOperationParser {
      */
     DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
             String resolvedLease) {
+        return parse(method, targetClass, lock, resolvedWait, resolvedLease, lock.holdAtLeast());
+    }
+
+    /** Like {@link #parse(Method, Class, DistributedLock, String, String)}, with {@code holdAtLeast} resolved too. */
+    DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
+            String resolvedLease, String resolvedHoldAtLeast) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
         checkPermits(lock, where);
         if (lock.redlock() && (lock.type() != LockType.EXCLUSIVE || lock.permits() > 0)) {
@@ -42,9 +48,11 @@ final class DistributedLockOperationParser {
         }
         Duration wait;
         Duration lease;
+        Duration holdAtLeast;
         try {
             wait = AnnotationDurations.parse(resolvedWait, "waitTime");
             lease = AnnotationDurations.parse(resolvedLease, "leaseTime");
+            holdAtLeast = AnnotationDurations.parse(resolvedHoldAtLeast, "holdAtLeast");
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(where + ": " + e.getMessage(), e);
         }
@@ -55,15 +63,20 @@ final class DistributedLockOperationParser {
         if (lease != null) {
             options = options.withLease(lease);
         }
+        if (holdAtLeast != null) {
+            checkHoldAtLeast(lock, holdAtLeast, lease, where);
+            options = options.withHoldAtLeast(holdAtLeast);
+        }
         Class<?> returnType = method.getReturnType();
-        if (isReactive(returnType)) {
-            throw new IllegalStateException(where + ": returns " + returnType.getName() + ", a reactive type: the lock would "
-                    + "be released when the method returns, before the publisher runs; lock inside the pipeline instead");
+        String asyncRefusal = AsyncLockedCalls.refusal(returnType);
+        if (asyncRefusal != null) {
+            throw new IllegalStateException(where + ": " + asyncRefusal);
         }
         if (isKotlinSuspend(method)) {
             throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
                     + "the lock would be released at its first suspension point, or before its body runs, while the "
-                    + "coroutine goes on unlocked; lock a non-suspending function instead (e.g. one that calls runBlocking)");
+                    + "coroutine goes on unlocked; return a Mono instead (mono { ... }), which is locked until it completes, or lock a "
+                    + "non-suspending function (e.g. one that calls runBlocking)");
         }
         if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
             throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
@@ -99,8 +112,29 @@ final class DistributedLockOperationParser {
                 throw new IllegalStateException(where + ": name \"" + name + "\": " + e.getMessage(), e);
             }
         }
+        // the metric name: the annotation's name, else the method; never the key, whose values are unbounded
+        String metricName = !lock.name().isEmpty() ? lock.name()
+                : ClassUtils.getUserClass(targetClass != null ? targetClass : method.getDeclaringClass()).getSimpleName()
+                        + "." + method.getName();
+        options = options.withName(metricName);
         return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
                 lock.type(), lock.permits(), lock.redlock());
+    }
+
+    /** {@code holdAtLeast} needs a positive duration no longer than a fixed lease, on an exclusive lock. */
+    private static void checkHoldAtLeast(DistributedLock lock, Duration holdAtLeast, Duration lease, String where) {
+        if (holdAtLeast.toMillis() < 1) {
+            throw new IllegalStateException(where + ": holdAtLeast = \"" + lock.holdAtLeast() + "\" must be at least 1ms");
+        }
+        if (lease != null && holdAtLeast.compareTo(lease) > 0) {
+            throw new IllegalStateException(where + ": holdAtLeast = \"" + lock.holdAtLeast() + "\" is longer than leaseTime = \""
+                    + lock.leaseTime() + "\": the lock cannot stay held longer than its lease; raise leaseTime or lower holdAtLeast");
+        }
+        if (lock.type() != LockType.EXCLUSIVE || lock.permits() > 0) {
+            throw new IllegalStateException(where + ": holdAtLeast works with the exclusive lock only, not with "
+                    + (lock.permits() > 0 ? "a semaphore (permits = " + lock.permits() + ")" : "type = " + lock.type())
+                    + "; remove one of them");
+        }
     }
 
     /** A semaphore ({@code permits} of 1 or more) takes one key and no lock type: refuses anything else. */
@@ -120,22 +154,6 @@ final class DistributedLockOperationParser {
             throw new IllegalStateException(where + ": permits = " + lock.permits() + " makes it a semaphore, which takes "
                     + "a single key, but there are " + lock.key().length);
         }
-    }
-
-    /** Whether the type is (or extends) Reactive Streams' Publisher, without needing it on the classpath. */
-    private static boolean isReactive(Class<?> type) {
-        if (type == null || type.isPrimitive()) {
-            return false;
-        }
-        if (type.getName().equals("org.reactivestreams.Publisher") || isReactive(type.getSuperclass())) {
-            return true;
-        }
-        for (Class<?> implemented : type.getInterfaces()) {
-            if (isReactive(implemented)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -39,7 +39,8 @@ final class DistributedLockOperationSource {
             }
             String where = "@DistributedLock on " + DistributedLockOperation.describe(specific, targetClass);
             return Optional.of(parser.parse(specific, targetClass, lock,
-                    resolve(lock.waitTime(), "waitTime", where), resolve(lock.leaseTime(), "leaseTime", where)));
+                    resolve(lock.waitTime(), "waitTime", where), resolve(lock.leaseTime(), "leaseTime", where),
+                    resolve(lock.holdAtLeast(), "holdAtLeast", where)));
         }).orElse(null);
     }
 

@@ -18,6 +18,7 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -32,6 +33,7 @@ import org.springframework.util.function.SingletonSupplier;
 @ConditionalOnClass({StringRedisTemplate.class, RedisLockTemplate.class})
 @ConditionalOnBooleanProperty(name = "redis-lock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RedisLockProperties.class)
+@ImportRuntimeHints(RedisLockRuntimeHints.class)
 public final class RedisLockAutoConfiguration {
 
     @Bean

@@ -31,6 +31,12 @@ public class RedisLockProperties {
     /** Whether to let key expressions reference beans with '@name'. */
     private boolean allowBeanReferences = false;
 
+    private final Metrics metrics = new Metrics();
+
+    private final Observations observations = new Observations();
+
+    private final ReplicaAck replicaAck = new ReplicaAck();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -79,7 +85,79 @@ public class RedisLockProperties {
         this.allowBeanReferences = allowBeanReferences;
     }
 
+    public ReplicaAck getReplicaAck() {
+        return replicaAck;
+    }
+
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    public Observations getObservations() {
+        return observations;
+    }
+
+    /** Micrometer metrics of the locks ({@code redis.lock.*}). */
+    public static class Metrics {
+
+        /** Whether to record Micrometer metrics of the locks (redis.lock.*) when Micrometer and a MeterRegistry are present. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** Micrometer observations (tracing spans) of lock waits. */
+    public static class Observations {
+
+        /** Whether to observe each wait for a lock (redis.lock.wait) when an ObservationRegistry is present. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
     RedisLockConfig toConfig() {
-        return new RedisLockConfig(keyPrefix, waitTime, leaseTime);
+        return new RedisLockConfig(keyPrefix, waitTime, leaseTime,
+                new RedisLockConfig.ReplicaAck(replicaAck.getReplicas(), replicaAck.getTimeout()));
+    }
+
+    /** Replica acknowledgement ({@code WAIT}) of every lock acquisition and renewal, for a master with replicas. */
+    public static class ReplicaAck {
+
+        /**
+         * Number of replicas that must acknowledge each acquisition and renewal; 0 turns replica acknowledgement off.
+         * An acquisition acknowledged by fewer is taken back and fails with LockNotAcquiredException.
+         */
+        private int replicas = 0;
+
+        /** How long the master waits for the replicas' acknowledgement of each acquisition and renewal (WAIT timeout). */
+        private Duration timeout = Duration.ofMillis(100);
+
+        public int getReplicas() {
+            return replicas;
+        }
+
+        public void setReplicas(int replicas) {
+            this.replicas = replicas;
+        }
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
     }
 }

@@ -49,9 +49,25 @@ final class ExclusiveLock {
      * @return a handle on the lock, now held by the current thread; empty if another owner kept it
      */
     Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease) {
+        return tryAcquire(key, wait, lease, null);
+    }
+
+    /**
+     * Like {@link #tryAcquire(String, Duration, Duration)}; with {@code holdAtLeast}, the outermost release before
+     * that much time after the acquisition leaves the lock in Redis, set to expire then (see {@link #release(LocalLock, long)}).
+     */
+    Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease, Duration holdAtLeast) {
         try {
             LocalLock lock = lock(key, wait, lease, true);
-            return lock == null ? Optional.empty() : Optional.of(LocalLockHandle.exclusive(lock, this::release));
+            if (lock == null) {
+                return Optional.empty();
+            }
+            if (holdAtLeast == null) {
+                return Optional.of(LocalLockHandle.exclusive(lock, this::release));
+            }
+            // counted from after the lock was granted, so Redis keeps it at least that long after it granted it
+            long holdUntil = System.nanoTime() + holdAtLeast.toNanos();
+            return Optional.of(LocalLockHandle.exclusive(lock, held -> release(held, holdUntil)));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(key, wait, e);
@@ -174,6 +190,15 @@ final class ExclusiveLock {
 
     /** Releases one hold of the current thread on {@code lock}. */
     void release(LocalLock lock) {
+        release(lock, 0);
+    }
+
+    /**
+     * Releases one hold of the current thread on {@code lock}. When it is the outermost and {@code holdUntilNanos}
+     * (a {@link System#nanoTime()}, 0 for none) is still a millisecond or more away, the Redis lock is not deleted
+     * but set to expire then (no hand-over, no wake-up: nobody can have it before), and this JVM lets go of it.
+     */
+    void release(LocalLock lock, long holdUntilNanos) {
         if (!lock.mutex.isHeldByCurrentThread()) {
             throw new IllegalMonitorStateException("Lock '" + lock.key + "' is not held by thread '"
                     + Thread.currentThread().getName() + "'; only the thread that acquired it may release it");
@@ -186,10 +211,15 @@ final class ExclusiveLock {
         long token = lock.token;
         String invalid = lock.invalidReason();
         String owner = lock.releasing();
+        long holdMillis = holdUntilNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(holdUntilNanos - System.nanoTime() + 999_999);
         ReleaseReply[] reply = {ReleaseReply.RELEASED};
         try {
-            BackgroundCleanup.withoutInterrupt(
-                    () -> reply[0] = releaseOrHandOver(lock, owner, invalid == null && lock.mutex.hasQueuedThreads()));
+            if (holdMillis > 0 && invalid == null) {
+                BackgroundCleanup.withoutInterrupt(() -> reply[0] = holdUntilExpiry(lock, owner, holdMillis));
+            } else {
+                BackgroundCleanup.withoutInterrupt(
+                        () -> reply[0] = releaseOrHandOver(lock, owner, invalid == null && lock.mutex.hasQueuedThreads()));
+            }
         } finally {
             lock.mutex.unlock();
             unretain(lock);
@@ -234,6 +264,20 @@ final class ExclusiveLock {
                     scripts.release(lock.key, next); // it handed the lock over, but nobody will adopt it
                 }
             });
+            return ReleaseReply.RELEASED;
+        }
+    }
+
+    /**
+     * Leaves {@code owner}'s Redis lock to expire in {@code holdMillis} instead of deleting it. A request whose reply
+     * was lost is left alone: the lock then expires with the lease it had, which is at least as long.
+     */
+    private ReleaseReply holdUntilExpiry(LocalLock lock, String owner, long holdMillis) {
+        try {
+            return scripts.setLease(lock.key, owner, holdMillis) ? ReleaseReply.RELEASED : ReleaseReply.NOT_OWNER;
+        } catch (DataAccessException e) {
+            log.warn("Could not shorten lock '{}' to its minimum hold of {}ms more ({}); it expires with its lease",
+                    lock.key, holdMillis, e.toString());
             return ReleaseReply.RELEASED;
         }
     }

@@ -36,10 +36,14 @@ final class FairLockScripts {
 
     private static final String LEAVE = "leave";
 
-    private final StringRedisTemplate redis;
+    private final ScriptRunner redis;
     private final RedisLockKeys keys;
 
     FairLockScripts(StringRedisTemplate redis, RedisLockKeys keys) {
+        this(new ScriptRunner(redis, RedisLockConfig.ReplicaAck.OFF), keys);
+    }
+
+    FairLockScripts(ScriptRunner redis, RedisLockKeys keys) {
         this.redis = redis;
         this.keys = keys;
     }
@@ -50,14 +54,15 @@ final class FairLockScripts {
      * @param waits whether the caller waits: queue it and refresh its entry (else a single try that leaves no trace)
      */
     AcquireReply acquire(String key, String waiter, long leaseMillis, boolean waits) {
-        return AcquireReply.of(redis.execute(FAIR_ACQUIRE, allKeys(key), waiter, Long.toString(leaseMillis),
+        return AcquireReply.of(redis.runAcknowledged(FAIR_ACQUIRE, allKeys(key), token -> token > 0,
+                token -> release(key, waiter), "the acquisition", waiter, Long.toString(leaseMillis),
                 waits ? "1" : "0", Long.toString(ENTRY_TTL_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS),
                 Long.toString(REFRESH_MILLIS)));
     }
 
     /** Releases {@code owner}'s lock, handing it to the next live waiter. */
     ReleaseReply release(String key, String owner) {
-        return ReleaseReply.of(redis.execute(FAIR_RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), HANDED_OVER,
+        return ReleaseReply.of(redis.run(FAIR_RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), HANDED_OVER,
                 Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), ""));
     }
 
@@ -68,13 +73,14 @@ final class FairLockScripts {
      * @return whether {@code owner} still holds the lock
      */
     boolean renew(String key, String owner, long leaseMillis) {
-        Long reply = redis.execute(LockScripts.RENEW, List.of(keys.lock(key)), owner, Long.toString(leaseMillis));
+        Long reply = redis.runAcknowledged(LockScripts.RENEW, List.of(keys.lock(key)), r -> r == 1, null, "the renewal",
+                owner, Long.toString(leaseMillis));
         return reply != null && reply == 1;
     }
 
     /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */
     void leave(String key, String waiter) {
-        redis.execute(FAIR_RELEASE, allKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,
+        redis.run(FAIR_RELEASE, allKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,
                 Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), LEAVE);
     }
 

@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -52,7 +53,10 @@ final class LocalLock {
      */
     Runnable undoAfterGivingUp;
 
-    private long wakeups;
+    /** Release notices seen for this key; guarded by {@link #wakeLock} for writes, read without it. */
+    private volatile long wakeups;
+    private final ReentrantLock wakeLock = new ReentrantLock();
+    private final Condition woken = wakeLock.newCondition();
 
     LocalLock(String key) {
         this.key = key;
@@ -91,6 +95,21 @@ final class LocalLock {
             renewedAtNanos = requestStartNanos;
             validUntilNanos = requestStartNanos + renewed.leaseNanos() - safetyMarginNanos(renewed.leaseNanos());
         }
+    }
+
+    /** How long the current holding's lease has left in Redis as this JVM counts it (negative once run out). */
+    long leaseLeftNanos() {
+        Holding current = holding;
+        return current == null ? 0 : renewedAtNanos + current.leaseNanos() - System.nanoTime();
+    }
+
+    /**
+     * How long ago the next renewal was due (a third of the lease after the last one was sent) without one having
+     * succeeded since; negative while it is not due yet.
+     */
+    long renewalOverdueNanos() {
+        Holding current = holding;
+        return current == null ? 0 : System.nanoTime() - renewedAtNanos - current.leaseNanos() / 3;
     }
 
     /** When the request that last set the current holding's lease was sent. */
@@ -140,37 +159,45 @@ final class LocalLock {
         return null;
     }
 
-    synchronized long wakeups() {
+    long wakeups() {
         return wakeups;
     }
 
     /** Called when a release of this key was published: wakes this JVM's contender. */
-    synchronized void wake() {
-        wakeups++;
-        notifyAll();
+    void wake() {
+        wakeLock.lock();
+        try {
+            wakeups++;
+            woken.signalAll();
+        } finally {
+            wakeLock.unlock();
+        }
     }
 
     /**
-     * Waits until {@link #wake()} is called after {@code seen} was read, or for {@code millis}.
+     * Waits until {@link #wake()} is called after {@code seen} was read, or for {@code millis}. A
+     * {@link ReentrantLock} and not a monitor: a virtual thread waiting here on Java 21-23 would
+     * otherwise pin its carrier thread for the whole wait.
      *
      * @return whether the wait was interrupted (only when not {@code interruptible})
      */
-    synchronized boolean awaitWake(long seen, long millis, boolean interruptible) throws InterruptedException {
+    boolean awaitWake(long seen, long millis, boolean interruptible) throws InterruptedException {
         boolean interrupted = false;
-        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (wakeups == seen) {
-            long left = end - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            try {
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            } catch (InterruptedException e) {
-                if (interruptible) {
-                    throw e;
+        long left = TimeUnit.MILLISECONDS.toNanos(millis);
+        wakeLock.lock();
+        try {
+            while (wakeups == seen && left > 0) {
+                try {
+                    left = woken.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    if (interruptible) {
+                        throw e;
+                    }
+                    interrupted = true;
                 }
-                interrupted = true;
             }
+        } finally {
+            wakeLock.unlock();
         }
         return interrupted;
     }

@@ -7,7 +7,7 @@ import java.util.function.Consumer;
  * acquisitions of the holding thread: the exclusive and the fair lock. It is held while that holding is still the
  * one it was handed (same fencing token) and valid.
  */
-final class LocalLockHandle extends ThreadBoundHandle {
+final class LocalLockHandle extends ThreadBoundHandle implements LockActivity.Leased {
 
     private final LocalLock lock;
     private final long token;
@@ -33,6 +33,11 @@ final class LocalLockHandle extends ThreadBoundHandle {
     /** A handle on the fair lock; {@code release} releases one hold of the current thread. */
     static LocalLockHandle fair(LocalLock lock, Consumer<LocalLock> release) {
         return new LocalLockHandle(lock, "Fair lock", "fair ", release);
+    }
+
+    @Override
+    public LocalLock lease() {
+        return lock;
     }
 
     @Override

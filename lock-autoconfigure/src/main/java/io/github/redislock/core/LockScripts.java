@@ -61,11 +61,15 @@ final class LockScripts {
      */
     private static final String TURN_MILLIS = "200";
 
-    private final StringRedisTemplate redis;
+    private final ScriptRunner redis;
     private final RedisLockKeys keys;
     private final String clientId;
 
     LockScripts(StringRedisTemplate redis, RedisLockKeys keys, String clientId) {
+        this(new ScriptRunner(redis, RedisLockConfig.ReplicaAck.OFF), keys, clientId);
+    }
+
+    LockScripts(ScriptRunner redis, RedisLockKeys keys, String clientId) {
         this.redis = redis;
         this.keys = keys;
         this.clientId = clientId;
@@ -120,23 +124,30 @@ final class LockScripts {
      * @param registered whether an earlier attempt may have registered this client (withdrawn on success)
      */
     AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
-        return AcquireReply.of(redis.execute(ACQUIRE, allKeys(key), owner, Long.toString(leaseMillis), clientId,
-                Long.toString(sleepMillis), FENCE_GRACE, registered ? "1" : "0", CLIENTS_WOKEN_PER_RELEASE));
+        return AcquireReply.of(redis.runAcknowledged(ACQUIRE, allKeys(key), token -> token > 0, token -> release(key, owner),
+                "the acquisition", owner, Long.toString(leaseMillis), clientId, Long.toString(sleepMillis), FENCE_GRACE,
+                registered ? "1" : "0", CLIENTS_WOKEN_PER_RELEASE));
     }
 
     /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */
     ReleaseReply release(String key, String owner) {
-        return ReleaseReply.of(redis.execute(RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), key,
+        return ReleaseReply.of(redis.run(RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), key,
                 CLIENTS_WOKEN_PER_RELEASE, "", "", "", "", TURN_MILLIS));
     }
 
     /**
      * Like {@link #release}, but hands the lock to {@code nextOwner} of this client (with a new fencing token and
-     * {@code nextLeaseMillis}) when no other client waits for it.
+     * {@code nextLeaseMillis}) when no other client waits for it. A hand-over too few replicas acknowledged is taken
+     * back: the lock is then released, and the next thread acquires it afresh.
      */
     ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis) {
-        return ReleaseReply.of(redis.execute(RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), key,
-                CLIENTS_WOKEN_PER_RELEASE, nextOwner, Long.toString(nextLeaseMillis), FENCE_GRACE, clientId, TURN_MILLIS));
+        try {
+            return ReleaseReply.of(redis.runAcknowledged(RELEASE, allKeys(key), reply -> reply > 1,
+                    token -> release(key, nextOwner), "the hand-over", owner, keys.wakeChannelPrefix(), key,
+                    CLIENTS_WOKEN_PER_RELEASE, nextOwner, Long.toString(nextLeaseMillis), FENCE_GRACE, clientId, TURN_MILLIS));
+        } catch (ReplicaAckException e) {
+            return ReleaseReply.RELEASED;
+        }
     }
 
     /**
@@ -146,7 +157,8 @@ final class LockScripts {
      * @return whether {@code owner} still holds the lock
      */
     boolean renew(String key, String owner, long leaseMillis) {
-        return isOne(redis.execute(RENEW, List.of(keys.lock(key)), owner, Long.toString(leaseMillis)));
+        return isOne(redis.runAcknowledged(RENEW, List.of(keys.lock(key)), LockScripts::isOne, null, "the renewal", owner,
+                Long.toString(leaseMillis)));
     }
 
     /**
@@ -156,12 +168,13 @@ final class LockScripts {
      * @return whether {@code owner} still holds the lock
      */
     boolean setLease(String key, String owner, long leaseMillis) {
-        return isOne(redis.execute(RENEW, List.of(keys.lock(key)), owner, Long.toString(leaseMillis), "exact"));
+        return isOne(redis.runAcknowledged(RENEW, List.of(keys.lock(key)), LockScripts::isOne, null, "the lease change",
+                owner, Long.toString(leaseMillis), "exact"));
     }
 
     /** Withdraws this client from the clients waiting for the lock. */
     void leave(String key) {
-        redis.execute(LEAVE, List.of(keys.waiters(key), keys.waiterExpiries(key)), clientId);
+        redis.run(LEAVE, List.of(keys.waiters(key), keys.waiterExpiries(key)), clientId);
     }
 
     /**
@@ -171,13 +184,15 @@ final class LockScripts {
      * @return the read epoch's token when it reads now
      */
     AcquireReply readAcquire(String key, String owner, long leaseMillis, long sleepMillis, String downgradingWriter) {
-        return AcquireReply.of(redis.execute(RW_READ_ACQUIRE, keys.readWrite(key), owner, Long.toString(leaseMillis),
+        return AcquireReply.of(redis.runAcknowledged(RW_READ_ACQUIRE, keys.readWrite(key), token -> token > 0,
+                token -> readWriteRelease(key, owner, false), "the acquisition", owner, Long.toString(leaseMillis),
                 clientId, Long.toString(sleepMillis), FENCE_GRACE, downgradingWriter));
     }
 
     /** Takes the write side of {@code key}'s read/write lock for {@code owner}, or marks it as a waiting writer. */
     AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis) {
-        return AcquireReply.of(redis.execute(RW_WRITE_ACQUIRE, keys.readWrite(key), owner, Long.toString(leaseMillis),
+        return AcquireReply.of(redis.runAcknowledged(RW_WRITE_ACQUIRE, keys.readWrite(key), token -> token > 0,
+                token -> readWriteRelease(key, owner, true), "the acquisition", owner, Long.toString(leaseMillis),
                 clientId, Long.toString(sleepMillis), FENCE_GRACE));
     }
 
@@ -187,13 +202,13 @@ final class LockScripts {
      * @return whether {@code owner} still held it in Redis (if not, nothing changed there)
      */
     boolean readWriteRelease(String key, String owner, boolean write) {
-        return isOne(redis.execute(RW_RELEASE, keys.readWrite(key), owner, write ? "write" : "read",
+        return isOne(redis.run(RW_RELEASE, keys.readWrite(key), owner, write ? "write" : "read",
                 keys.wakeChannelPrefix(), key));
     }
 
     /** Withdraws a writer that stopped waiting, so the readers it held back may enter. */
     void leaveAsWriter(String key, String owner) {
-        redis.execute(RW_RELEASE, keys.readWrite(key), owner, "leave", keys.wakeChannelPrefix(), key);
+        redis.run(RW_RELEASE, keys.readWrite(key), owner, "leave", keys.wakeChannelPrefix(), key);
     }
 
     /**
@@ -202,12 +217,16 @@ final class LockScripts {
      * @return whether {@code owner} still holds it
      */
     boolean readWriteRenew(String key, String owner, boolean write, long leaseMillis) {
-        return isOne(redis.execute(RW_RENEW, keys.readWrite(key), owner, write ? "write" : "read",
-                Long.toString(leaseMillis)));
+        return isOne(redis.runAcknowledged(RW_RENEW, keys.readWrite(key), LockScripts::isOne, null, "the renewal", owner,
+                write ? "write" : "read", Long.toString(leaseMillis)));
     }
 
     private static boolean isOne(Long reply) {
         return reply != null && reply == 1;
+    }
+
+    private static boolean isOne(long reply) {
+        return reply == 1;
     }
 
     private List<String> allKeys(String key) {

@@ -279,7 +279,7 @@ final class ReadWriteLocks {
     }
 
     /** One acquisition of one side, handed to the caller. */
-    private final class Handle extends ThreadBoundHandle {
+    private final class Handle extends ThreadBoundHandle implements LockActivity.Leased {
 
         private final String key;
         private final LockMode mode;
@@ -291,6 +291,11 @@ final class ReadWriteLocks {
             this.mode = mode;
             this.holding = holding;
             this.token = holding.token;
+        }
+
+        @Override
+        public LocalLock lease() {
+            return holding;
         }
 
         @Override

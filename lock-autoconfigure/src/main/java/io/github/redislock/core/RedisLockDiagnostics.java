@@ -1,6 +1,9 @@
 package io.github.redislock.core;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -34,14 +37,48 @@ public final class RedisLockDiagnostics {
     private final Watchdog watchdog;
     private final WakeupSubscriber subscriber;
     private final Supplier<Stream<String>> waitedFor;
+    private final LockActivity activity;
 
     /**
      * @param waitedFor the locks threads of this client wait for, each named by {@link #inUse}
+     * @param activity the acquisitions through the template's API, held and waiting
      */
-    RedisLockDiagnostics(Watchdog watchdog, WakeupSubscriber subscriber, Supplier<Stream<String>> waitedFor) {
+    RedisLockDiagnostics(Watchdog watchdog, WakeupSubscriber subscriber, Supplier<Stream<String>> waitedFor,
+            LockActivity activity) {
         this.watchdog = watchdog;
         this.subscriber = subscriber;
         this.waitedFor = waitedFor;
+        this.activity = activity;
+    }
+
+    /**
+     * One lock held through the template's API or {@code @DistributedLock} now (the {@code Lock} views are not
+     * listed); a nested acquisition of the same lock is an entry of its own.
+     *
+     * @param name the call's metric name ({@value LockObserver#UNNAMED} when it gave none)
+     * @param type {@code exclusive}, {@code fair}, {@code read}, {@code write} or {@code semaphore}
+     * @param leaseLeft how long the lease has left as this JVM counts it (before the safety margin); {@code null}
+     *        when not known
+     * @param renewing whether the watchdog renews it
+     * @param renewalOverdue for a renewed lock, how long ago its next renewal was due (a third of the lease after the
+     *        last successful one) without one succeeding since; zero while renewals succeed
+     */
+    public record HeldLock(String key, String name, String type, long fencingToken, Instant heldSince,
+            Duration leaseLeft, boolean renewing, String thread, Duration renewalOverdue) {
+    }
+
+    /** One acquisition waiting for its lock now, since when, on which thread. */
+    public record Waiter(String key, String name, String type, Instant since, String thread) {
+    }
+
+    /** The locks held now through the template's API or {@code @DistributedLock}, oldest first. */
+    public List<HeldLock> heldLocks() {
+        return activity.held();
+    }
+
+    /** The acquisitions of this client waiting for a lock now (through the template's API), oldest first. */
+    public List<Waiter> waiters() {
+        return activity.waiters();
     }
 
     /** How {@link #localLockCount} tells locks apart: the two sides of a read/write lock are one lock. */

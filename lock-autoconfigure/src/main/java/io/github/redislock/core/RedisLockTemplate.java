@@ -6,7 +6,11 @@ import java.util.Collection;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.stream.Stream;
@@ -40,7 +44,9 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final FairLock fair;
     private final SemaphorePermits semaphores;
     private final RedisLockDiagnostics diagnostics;
+    private final LockActivity activity = new LockActivity();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Executor asyncExecutor = AsyncLockExecutor.create();
 
     public RedisLockTemplate(StringRedisTemplate redis) {
         this(redis, RedisLockConfig.defaults());
@@ -53,22 +59,25 @@ public final class RedisLockTemplate implements AutoCloseable {
         byte[] id = new byte[16];
         new SecureRandom().nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
-        LockScripts scripts = new LockScripts(redis, keys, clientId);
+        ScriptRunner runner = new ScriptRunner(redis, config.replicaAck());
+        LockScripts scripts = new LockScripts(runner, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
         this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew));
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
-        this.fair = new FairLock(new FairLockScripts(redis, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
+        this.fair = new FairLock(new FairLockScripts(runner, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
                 clientId, config.watchdogLease());
-        this.semaphores = new SemaphorePermits(new SemaphoreScripts(redis, keys), new WaitLoop(subscriber), watchdog,
+        this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(watchdog, subscriber, () -> Stream.of(
                 locks.keys().map(key -> RedisLockDiagnostics.inUse(Kind.EXCLUSIVE, key)),
                 fairLocks.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.FAIR, key)),
                 readWrite.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.READ, key)),
-                semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.SEMAPHORE, key))).flatMap(s -> s));
+                semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.SEMAPHORE, key))).flatMap(s -> s),
+                activity);
+        watchdog.setEvents(activity);
     }
 
     /**
@@ -80,8 +89,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public LockHandle acquire(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return exclusive.tryAcquire(validateKey(key), wait, options.leaseTime())
-                .orElseThrow(() -> new LockNotAcquiredException(key, wait));
+        return tryExclusive(validateKey(key), wait, options).orElseThrow(() -> new LockNotAcquiredException(key, wait));
     }
 
     /** Acquires with the default wait time and the watchdog. */
@@ -95,7 +103,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public Optional<LockHandle> tryAcquire(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return exclusive.tryAcquire(validateKey(key), wait, options.leaseTime());
+        return tryExclusive(validateKey(key), wait, options);
     }
 
     /**
@@ -109,7 +117,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options) {
         Duration wait = waitTime(options);
-        return MultiLock.acquire(exclusive::tryAcquire, MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+        return MultiLock.acquire(exclusiveFor(options), MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
     }
 
     /**
@@ -118,7 +126,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options) {
         Duration wait = waitTime(options);
-        return Optional.ofNullable(MultiLock.acquire(exclusive::tryAcquire, MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
+        return Optional.ofNullable(MultiLock.acquire(exclusiveFor(options), MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
     }
 
     /**
@@ -141,6 +149,35 @@ public final class RedisLockTemplate implements AutoCloseable {
         }
         handle.release();
         return result;
+    }
+
+    /**
+     * Like {@link #execute}, for asynchronous work: acquires the lock without blocking the calling thread, then
+     * calls {@code action} and holds the lock until the stage it returns completes, normally, exceptionally or by
+     * cancellation, on whichever thread; then releases it. The lock is waited for and held by a holder thread of
+     * {@link #asyncExecutor()} (a virtual thread on Java 21+), so the acquisition's owner is that holder, not the
+     * caller: an async acquisition is not reentrant with locks the calling thread holds (it waits for them like any
+     * other owner). {@code action} runs on the holder thread once the lock is held.
+     *
+     * @return completes with the action's result after the lock was released; fails with
+     *         {@link LockNotAcquiredException} when the lock could not be had within the wait time, with the action's
+     *         failure, or with {@link LockLostException} when the lock was lost before the release. Cancelling it stops
+     *         the wait for the lock, or cancels the action's stage (when it is a {@code CompletableFuture}) and releases.
+     */
+    public <T> CompletableFuture<T> executeAsync(String key, LockOptions options, Supplier<? extends CompletionStage<T>> action) {
+        Objects.requireNonNull(action, "action");
+        Duration wait = waitTime(options);
+        String validKey = validateKey(key);
+        return AsyncHold.executeAsync(asyncExecutor, () -> tryExclusive(validKey, wait, options)
+                .orElseThrow(() -> new LockNotAcquiredException(validKey, wait)), action);
+    }
+
+    /**
+     * The threads that wait for and hold the locks of asynchronous work ({@link #executeAsync}, {@link AsyncHold}):
+     * one per asynchronous acquisition in flight; virtual threads on Java 21+, else cached daemon threads.
+     */
+    public Executor asyncExecutor() {
+        return asyncExecutor;
     }
 
     /**
@@ -173,16 +210,14 @@ public final class RedisLockTemplate implements AutoCloseable {
     public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
         Duration wait = waitTime(options);
         Objects.requireNonNull(mode, "mode");
-        return MultiLock.acquire((key, left, lease) -> readWrite.tryAcquire(key, mode, left, lease),
-                MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+        return MultiLock.acquire(readWriteFor(options, mode), MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
     }
 
     /** Like {@link #acquireAll(Collection, LockOptions, LockMode)}, but empty when another owner kept a key past the wait. */
     public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
         Duration wait = waitTime(options);
         Objects.requireNonNull(mode, "mode");
-        return Optional.ofNullable(MultiLock.acquire((key, left, lease) -> readWrite.tryAcquire(key, mode, left, lease),
-                MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
+        return Optional.ofNullable(MultiLock.acquire(readWriteFor(options, mode), MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
     }
 
     /**
@@ -206,14 +241,13 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public LockHandle acquireFair(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return fair.tryAcquire(validateKey(key), wait, options.leaseTime())
-                .orElseThrow(() -> new LockNotAcquiredException(key, wait));
+        return tryFair(validateKey(key), wait, options).orElseThrow(() -> new LockNotAcquiredException(key, wait));
     }
 
     /** Like {@link #acquireFair}, but returns empty instead of throwing when the turn did not come in time. */
     public Optional<LockHandle> tryAcquireFair(String key, LockOptions options) {
         Duration wait = waitTime(options);
-        return fair.tryAcquire(validateKey(key), wait, options.leaseTime());
+        return tryFair(validateKey(key), wait, options);
     }
 
     /**
@@ -228,7 +262,7 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (permits < 1) {
             throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
         }
-        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime());
+        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime(), activity);
     }
 
     /**
@@ -237,6 +271,14 @@ public final class RedisLockTemplate implements AutoCloseable {
      */
     public void addLockLostListener(LockLostListener listener) {
         watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
+     * Registers an observer told of every acquisition through this template's API (and so {@code @DistributedLock}),
+     * release, loss and watchdog renewal: for metrics and tracing. The {@code Lock} views are not observed.
+     */
+    public void addObserver(LockObserver observer) {
+        activity.addObserver(Objects.requireNonNull(observer, "observer"));
     }
 
     public RedisLockConfig config() {
@@ -269,6 +311,34 @@ public final class RedisLockTemplate implements AutoCloseable {
         if (closed.compareAndSet(false, true)) {
             watchdog.close();
             subscriber.close();
+        }
+    }
+
+    private Optional<LockHandle> tryExclusive(String key, Duration wait, LockOptions options) {
+        return activity.acquire(options.name(), key, "exclusive",
+                () -> exclusive.tryAcquire(key, wait, options.leaseTime(), options.holdAtLeast()));
+    }
+
+    private MultiLock.Acquisition exclusiveFor(LockOptions options) {
+        return (key, left, lease) -> activity.acquire(options.name(), key, "exclusive",
+                () -> exclusive.tryAcquire(key, left, lease, options.holdAtLeast()));
+    }
+
+    private MultiLock.Acquisition readWriteFor(LockOptions options, LockMode mode) {
+        refuseHoldAtLeast(options, mode == LockMode.READ ? "read" : "write");
+        return (key, left, lease) -> activity.acquire(options.name(), key, mode == LockMode.READ ? "read" : "write",
+                () -> readWrite.tryAcquire(key, mode, left, lease));
+    }
+
+    private Optional<LockHandle> tryFair(String key, Duration wait, LockOptions options) {
+        refuseHoldAtLeast(options, "fair");
+        return activity.acquire(options.name(), key, "fair", () -> fair.tryAcquire(key, wait, options.leaseTime()));
+    }
+
+    static void refuseHoldAtLeast(LockOptions options, String type) {
+        if (options.holdAtLeast() != null) {
+            throw new IllegalArgumentException("holdAtLeast is supported by the exclusive lock only, not by the " + type
+                    + " lock: " + options);
         }
     }
 

@@ -26,12 +26,21 @@ public final class RedisSemaphore {
     private final String key;
     private final int initialPermits;
     private final Duration defaultWaitTime;
+    private final LockActivity activity;
 
-    RedisSemaphore(SemaphorePermits engine, String key, int initialPermits, Duration defaultWaitTime) {
+    RedisSemaphore(SemaphorePermits engine, String key, int initialPermits, Duration defaultWaitTime, LockActivity activity) {
+        this.activity = activity;
         this.engine = engine;
         this.key = key;
         this.initialPermits = initialPermits;
         this.defaultWaitTime = defaultWaitTime;
+    }
+
+    private Optional<PermitHandle> observed(int permits, Duration wait, LockOptions options) {
+        int checked = checkPermits(permits);
+        RedisLockTemplate.refuseHoldAtLeast(options, "semaphore");
+        return activity.acquire(options.name(), key, "semaphore",
+                () -> engine.tryAcquire(key, initialPermits, checked, wait, options.leaseTime())).map(PermitHandle.class::cast);
     }
 
     /** The semaphore's key as the caller gave it. */
@@ -49,8 +58,7 @@ public final class RedisSemaphore {
      */
     public PermitHandle acquire(int permits, LockOptions options) {
         Duration wait = waitTime(options);
-        return engine.tryAcquire(key, initialPermits, checkPermits(permits), wait, options.leaseTime())
-                .orElseThrow(() -> new LockNotAcquiredException(key, wait));
+        return observed(permits, wait, options).orElseThrow(() -> new LockNotAcquiredException(key, wait));
     }
 
     /** Acquires one permit; see {@link #acquire(int, LockOptions)}. */
@@ -64,7 +72,7 @@ public final class RedisSemaphore {
      * {@link LockNotAcquiredException}.
      */
     public Optional<PermitHandle> tryAcquire(int permits, LockOptions options) {
-        return engine.tryAcquire(key, initialPermits, checkPermits(permits), waitTime(options), options.leaseTime());
+        return observed(permits, waitTime(options), options);
     }
 
     /** Tries for one permit; see {@link #tryAcquire(int, LockOptions)}. */

@@ -23,7 +23,8 @@ import org.springframework.dao.DataAccessException;
  * (owner, token, lease, validity) the way the exclusive lock's does, and the {@link Watchdog} watches it from
  * acquisition to release, renewing it with the semaphore's script as it renews every lock type's. The
  * waiting threads of one semaphore meet on an entry of this class's own {@link LocalLocks} under {@link #wakeName}, a name no lock key
- * can have, which is what releases publish.
+ * can have, which is what releases publish. They queue on its mutex, first come first served, so one of them at a
+ * time asks Redis and sleeps for a release (a try without waiting does not queue).
  */
 final class SemaphorePermits {
 
@@ -94,7 +95,19 @@ final class SemaphorePermits {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock holding = new LocalLock(key);
         LocalLock wakePoint = waiting.retain(name);
+        boolean queued = false;
         try {
+            if (!deadline.isTryOnce()) {
+                // the threads of this JVM that wait for one semaphore take turns, in arrival order: only the first
+                // asks Redis and sleeps for a release, and the next one asks once it has its permits or gave up.
+                // Waking every waiting thread at each release cost a failed script call per thread for one permit.
+                if (deadline.isForever()) {
+                    wakePoint.mutex.lockInterruptibly();
+                } else if (!wakePoint.mutex.tryLock(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
+                    return Optional.empty();
+                }
+                queued = true;
+            }
             waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
                 long requestStart = System.nanoTime();
                 AcquireReply reply = scripts.acquire(key, holder, permits, leaseMillis, initialLimit, holder, sleepMillis,
@@ -111,6 +124,9 @@ final class SemaphorePermits {
         } catch (LockNotAcquiredException e) { // named after the wake point: name the semaphore instead
             throw new LockNotAcquiredException(key, deadline.elapsed(), e.getCause());
         } finally {
+            if (queued) {
+                wakePoint.mutex.unlock();
+            }
             waiting.unretain(wakePoint);
         }
         if (holding.owner == null) {
@@ -193,7 +209,7 @@ final class SemaphorePermits {
         scripts.setLimit(key, limit, wakeName(key));
     }
 
-    private static String wakeName(String key) {
+    static String wakeName(String key) {
         return WAKE_PREFIX + key;
     }
 
@@ -213,7 +229,7 @@ final class SemaphorePermits {
     }
 
     /** One acquisition, handed to the caller. */
-    private final class Handle implements PermitHandle {
+    private final class Handle implements PermitHandle, LockActivity.Leased {
 
         private final Acquisition acquisition;
         private final long token;
@@ -222,6 +238,11 @@ final class SemaphorePermits {
         Handle(Acquisition acquisition) {
             this.acquisition = acquisition;
             this.token = acquisition.lease.token;
+        }
+
+        @Override
+        public LocalLock lease() {
+            return acquisition.lease;
         }
 
         @Override

@@ -31,10 +31,14 @@ final class SemaphoreScripts {
      */
     private static final String THREADS_WOKEN_PER_RELEASE = "16";
 
-    private final StringRedisTemplate redis;
+    private final ScriptRunner redis;
     private final RedisLockKeys keys;
 
     SemaphoreScripts(StringRedisTemplate redis, RedisLockKeys keys) {
+        this(new ScriptRunner(redis, RedisLockConfig.ReplicaAck.OFF), keys);
+    }
+
+    SemaphoreScripts(ScriptRunner redis, RedisLockKeys keys) {
         this.redis = redis;
         this.keys = keys;
     }
@@ -48,9 +52,10 @@ final class SemaphoreScripts {
      */
     AcquireReply acquire(String key, String holder, int permits, long leaseMillis, int initialLimit, String waiter,
             long sleepMillis, boolean registered) {
-        return AcquireReply.of(redis.execute(ACQUIRE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+        return AcquireReply.of(redis.runAcknowledged(ACQUIRE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
                 keys.semaphoreLimit(key), keys.semaphoreFence(key), keys.semaphoreWaiters(key),
-                keys.semaphoreWaiterExpiries(key)), holder, Integer.toString(permits), Long.toString(leaseMillis),
+                keys.semaphoreWaiterExpiries(key)), token -> token > 0,
+                token -> release(key, holder, SemaphorePermits.wakeName(key)), "the acquisition", holder, Integer.toString(permits), Long.toString(leaseMillis),
                 Integer.toString(initialLimit), RETENTION, waiter, Long.toString(sleepMillis), FENCE_GRACE,
                 registered ? "1" : "0"));
     }
@@ -62,7 +67,7 @@ final class SemaphoreScripts {
      * @return whether {@code holder} still had them (its lease had not ended)
      */
     boolean release(String key, String holder, String wakeName) {
-        return isOne(redis.execute(RELEASE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+        return isOne(redis.run(RELEASE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
                 keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), holder, keys.wakeChannelPrefix(),
                 wakeName, THREADS_WOKEN_PER_RELEASE));
     }
@@ -73,8 +78,8 @@ final class SemaphoreScripts {
      * @return whether {@code holder} still has its permits
      */
     boolean renew(String key, String holder, long leaseMillis) {
-        return isOne(redis.execute(RENEW, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
-                keys.semaphoreLimit(key)), holder, Long.toString(leaseMillis), RETENTION));
+        return isOne(redis.runAcknowledged(RENEW, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+                keys.semaphoreLimit(key)), reply -> reply == 1, null, "the renewal", holder, Long.toString(leaseMillis), RETENTION));
     }
 
     /** The permits free now; {@code initialLimit} counts as the limit when Redis has none stored. */
@@ -89,11 +94,11 @@ final class SemaphoreScripts {
 
     /** Withdraws {@code waiter} from the threads waiting for permits. */
     void leave(String key, String waiter) {
-        redis.execute(LockScripts.LEAVE, List.of(keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), waiter);
+        redis.run(LockScripts.LEAVE, List.of(keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), waiter);
     }
 
     private int permits(String key, String mode, int limit, String wakeName) {
-        Long free = redis.execute(PERMITS, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+        Long free = redis.run(PERMITS, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
                 keys.semaphoreLimit(key), keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), mode,
                 Integer.toString(limit), RETENTION, keys.wakeChannelPrefix(), wakeName, THREADS_WOKEN_PER_RELEASE);
         return free == null ? 0 : free.intValue();

@@ -56,6 +56,8 @@ final class Watchdog implements AutoCloseable {
     private final ThreadPoolExecutor listenerThread;
     private final ThreadPoolExecutor background;
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
+    /** Told of every renewal's outcome and every loss, on the thread that saw it; for metrics and health. */
+    private volatile Events events = Events.NONE;
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
 
@@ -83,6 +85,30 @@ final class Watchdog implements AutoCloseable {
 
     void addLockLostListener(LockLostListener listener) {
         listeners.add(listener);
+    }
+
+    /** What the watchdog saw, as it saw it: must be quick and not throw. */
+    interface Events {
+
+        Events NONE = new Events() {
+            @Override
+            public void renewal(LocalLock lock, LockObserver.RenewalOutcome outcome) {
+            }
+
+            @Override
+            public void lost(LocalLock lock, String reason) {
+            }
+        };
+
+        /** A renewal of {@code lock}'s current holding ended so. */
+        void renewal(LocalLock lock, LockObserver.RenewalOutcome outcome);
+
+        /** {@code lock}'s holding was marked lost. */
+        void lost(LocalLock lock, String reason);
+    }
+
+    void setEvents(Events events) {
+        this.events = events;
     }
 
     /**
@@ -174,16 +200,20 @@ final class Watchdog implements AutoCloseable {
         try {
             if (renewer.call().renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
                 lock.renewed(holding, sent);
-            } else {
-                markLost(lock, renewer, holding, "the watchdog found " + renewer.whatIsGone()
-                        + " gone from Redis (expired, deleted, or Redis lost it)");
+                events.renewal(lock, LockObserver.RenewalOutcome.RENEWED);
+            } else if (markLost(lock, renewer, holding, "the watchdog found " + renewer.whatIsGone()
+                    + " gone from Redis (expired, deleted, or Redis lost it)")) {
+                events.renewal(lock, LockObserver.RenewalOutcome.LOST);
             }
         } catch (RuntimeException e) {
             Long current = inFlight.get(holding);
             if (lock.invalidReason() != null) {
-                markLost(lock, renewer, holding, "Redis could not be reached to renew it before its lease ran out: "
-                        + e.getMessage());
-            } else if (current != null && current == sent) { // not given up on by timedOut, which logs itself
+                if (markLost(lock, renewer, holding, "Redis could not be reached to renew it before its lease ran out: "
+                        + e.getMessage())) {
+                    events.renewal(lock, LockObserver.RenewalOutcome.LOST);
+                }
+            } else if (current != null && current == sent) { // not given up on by timedOut, which logs and counts itself
+                events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
                 log.warn("Could not renew {} (will retry before its lease ends): {}", renewer.describe(lock.key),
                         e.toString());
             }
@@ -197,21 +227,29 @@ final class Watchdog implements AutoCloseable {
             return; // answered, released or lost meanwhile
         }
         if (lock.invalidReason() != null) {
-            markLost(lock, renewer, holding, "Redis did not answer its renewal within "
-                    + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out");
+            if (markLost(lock, renewer, holding, "Redis did not answer its renewal within "
+                    + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out")) {
+                events.renewal(lock, LockObserver.RenewalOutcome.LOST);
+            }
             return;
         }
+        events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
         log.warn("Redis did not answer the renewal of {} within {}ms; sending it again",
                 renewer.describe(lock.key), TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
         dispatch(lock, renewer, holding);
     }
 
-    /** Marks {@code holding} lost and tells the listeners; nothing if it was released or replaced meanwhile. */
-    private void markLost(LocalLock lock, Renewer renewer, LocalLock.Holding holding, String reason) {
+    /**
+     * Marks {@code holding} lost and tells the listeners; nothing if it was released, replaced or marked lost meanwhile.
+     *
+     * @return whether it was marked lost now
+     */
+    private boolean markLost(LocalLock lock, Renewer renewer, LocalLock.Holding holding, String reason) {
         if (!lock.lose(holding, reason)) {
-            return;
+            return false;
         }
         inFlight.remove(holding);
+        events.lost(lock, reason);
         LockHandle view = new LostView(lock.key, holding.token());
         String what = renewer.describe(lock.key);
         log.warn("{}{} (fencing token {}) was lost while held: {}", Character.toUpperCase(what.charAt(0)),
@@ -221,6 +259,7 @@ final class Watchdog implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             log.debug("{} was lost after the template closed; its listeners are not told", what);
         }
+        return true;
     }
 
     private void tell(LockHandle view, String reason) {

@@ -39,7 +39,8 @@ class DistributedLockStartupTest {
                 Arguments.of(BeanReference.class, "BeanReference.run()", "set redis-lock.allow-bean-references=true"),
                 Arguments.of(BadFencingParameter.class, "BadFencingParameter.run(String, int)", "must be long or Long"),
                 Arguments.of(UnresolvablePlaceholder.class, "UnresolvablePlaceholder.run()", "missing.wait"),
-                Arguments.of(Reactive.class, "Reactive.run()", "a reactive type: the lock would be released when the method returns"),
+                Arguments.of(Reactive.class, "Reactive.run()", "a reactive type other than Mono, Flux or Publisher; declare one of those"),
+                Arguments.of(OtherStage.class, "OtherStage.run()", "a CompletionStage the lock cannot hand back; declare CompletableFuture or CompletionStage"),
                 Arguments.of(RootTarget.class, "RootTarget.run()", "key expression \"'job:' + #root.target\" reads #root.target"),
                 Arguments.of(ParameterWithoutText.class, "ParameterWithoutText.run(Customer)", "key expression \"#customer\" is a "
                         + "parameter of type " + Customer.class.getName() + ", and " + Customer.class.getName()
@@ -168,10 +169,23 @@ class DistributedLockStartupTest {
         }
     }
 
+    interface OwnPublisher extends org.reactivestreams.Publisher<String> {
+    }
+
     static class Reactive {
         @DistributedLock(key = "'k'")
-        public reactor.core.publisher.Mono<String> run() {
-            return reactor.core.publisher.Mono.just("too late");
+        public OwnPublisher run() {
+            return null;
+        }
+    }
+
+    abstract static class OwnStage implements java.util.concurrent.CompletionStage<String> {
+    }
+
+    static class OtherStage {
+        @DistributedLock(key = "'k'")
+        public OwnStage run() {
+            return null;
         }
     }
 

@@ -50,6 +50,24 @@ class RedisLockAutoConfigurationTest {
         assertThat(properties.getKeyPrefix()).isEqualTo(engine.keyPrefix());
         assertThat(properties.getWaitTime()).isEqualTo(engine.defaultWaitTime());
         assertThat(properties.getLeaseTime()).isEqualTo(engine.watchdogLease());
+        assertThat(properties.getReplicaAck().getReplicas()).isEqualTo(engine.replicaAck().replicas()).isZero();
+        assertThat(properties.getReplicaAck().getTimeout()).isEqualTo(engine.replicaAck().timeout());
+    }
+
+    @Test
+    void replicaAckFollowsProperties() {
+        runner.withPropertyValues("redis-lock.replica-ack.replicas=2", "redis-lock.replica-ack.timeout=250ms").run(context -> {
+            io.github.redislock.core.RedisLockConfig.ReplicaAck ack = context.getBean(RedisLockTemplate.class).config().replicaAck();
+            assertThat(ack.replicas()).isEqualTo(2);
+            assertThat(ack.timeout()).isEqualTo(Duration.ofMillis(250));
+            assertThat(ack.enabled()).isTrue();
+        });
+    }
+
+    @Test
+    void aZeroReplicaAckTimeoutStopsTheApplicationNamingTheProperty() {
+        runner.withPropertyValues("redis-lock.replica-ack.replicas=1", "redis-lock.replica-ack.timeout=0s").run(context -> assertThat(context)
+                .getFailure().rootCause().hasMessageContaining("redis-lock.replica-ack.timeout").hasMessageContaining("forever"));
     }
 
     @Test
@@ -115,6 +133,7 @@ class RedisLockAutoConfigurationTest {
             String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
             assertThat(json).contains("\"redis-lock.wait-time\"", "\"redis-lock.lease-time\"", "\"redis-lock.key-prefix\"",
                     "\"redis-lock.advisor-order\"", "\"redis-lock.enabled\"", "\"redis-lock.allow-bean-references\"",
+                    "\"redis-lock.replica-ack.replicas\"", "\"redis-lock.replica-ack.timeout\"",
                     "Whether to enable distributed locks");
             assertThat(json).as("defaults shown in the IDE").contains("\"defaultValue\": \"redis-lock\"", "\"defaultValue\": \"10s\"",
                     "\"defaultValue\": \"30s\"", "\"defaultValue\": " + (org.springframework.core.Ordered.HIGHEST_PRECEDENCE + 1000));

@@ -534,6 +534,18 @@ class RedisLockTemplateTest {
     }
 
     @Test
+    void scriptsAreLoadedAgainAfterScriptFlushOnLettuceToo() {
+        RedisLockTemplate lettuce = clients.lockTemplate(clients.lettuceRedisTemplate());
+        lettuce.acquire(key, LockOptions.tryOnce()).release();
+        server.command("SCRIPT", "FLUSH");
+        try (LockHandle handle = lettuce.acquire(key, LockOptions.tryOnce())) {
+            assertThat(handle.isHeld()).isTrue();
+            assertThat(redis.hasKey(lockKey())).isTrue();
+        }
+        assertThat(redis.hasKey(lockKey())).isFalse();
+    }
+
+    @Test
     void theReleaseSubscriptionIsTakenAtTheFirstWaitAndKeptWhileTheTemplateLives() throws Exception {
         // stopping a subscription hands its connection back to the pool while the subscription thread may still read
         // from it; the replies of lock scripts sent on it then cross. So once taken, it stays.

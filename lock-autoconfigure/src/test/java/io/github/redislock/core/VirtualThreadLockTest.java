@@ -17,8 +17,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * Locks taken from virtual threads (Java 21+). The build targets Java 17, so the executor is looked
- * up reflectively; on an older JVM the test is skipped. The {@code virtual-threads} Maven profile runs
- * it on the Temurin 25 JDK when that is installed.
+ * up reflectively; on an older JVM the test is skipped. The {@code jdk25} Maven profile runs
+ * it on a JDK 25 Maven toolchain.
  */
 class VirtualThreadLockTest {
 

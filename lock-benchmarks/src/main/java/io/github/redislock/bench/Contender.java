@@ -13,9 +13,12 @@ import org.redisson.Redisson;
 import org.redisson.api.RPermitExpirableSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.integration.redis.util.RedisLockRegistry;
 
@@ -25,7 +28,8 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
  */
 abstract class Contender implements AutoCloseable {
 
-    static final String[] NAMES = {"redis-lock", "redisson", "si-pubsub", "si-spin"};
+    /** Our template on Jedis (the starter's driver), then on Lettuce (Spring Boot's default driver), then the peers. */
+    static final String[] NAMES = {"redis-lock", "redis-lock-lettuce", "redisson", "si-pubsub", "si-spin"};
 
     final String name;
 
@@ -37,7 +41,7 @@ abstract class Contender implements AutoCloseable {
 
     /** Whether the named library has a fair lock, a read/write lock and a semaphore (Spring Integration has none). */
     static boolean hasLockFamily(String name) {
-        return name.equals("redis-lock") || name.equals("redisson");
+        return name.startsWith("redis-lock") || name.equals("redisson");
     }
 
     Lock fairLock(String key) {
@@ -63,7 +67,8 @@ abstract class Contender implements AutoCloseable {
     /** A new client of the named library on {@code port}. */
     static Contender create(String name, int port) {
         return switch (name) {
-            case "redis-lock" -> new Ours(port);
+            case "redis-lock" -> new Ours(name, jedis(port));
+            case "redis-lock-lettuce" -> new Ours(name, lettuce(port));
             case "redisson" -> new RedissonContender(port);
             case "si-pubsub" -> new SpringIntegration(name, port, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
             case "si-spin" -> new SpringIntegration(name, port, RedisLockRegistry.RedisLockType.SPIN_LOCK);
@@ -81,13 +86,22 @@ abstract class Contender implements AutoCloseable {
         return factory;
     }
 
+    /** Lettuce as Spring Boot sets it up by default: one shared native connection, no pool. */
+    static LettuceConnectionFactory lettuce(int port) {
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port));
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
+    }
+
+    /** Our template, on the given client's connections (Jedis or Lettuce). */
     static final class Ours extends Contender {
-        private final JedisConnectionFactory factory;
+        private final DisposableBean factory;
         final RedisLockTemplate template;
 
-        Ours(int port) {
-            super("redis-lock");
-            factory = jedis(port);
+        <F extends RedisConnectionFactory & DisposableBean> Ours(String name, F factory) {
+            super(name);
+            this.factory = factory;
             template = new RedisLockTemplate(new StringRedisTemplate(factory));
         }
 
@@ -117,7 +131,7 @@ abstract class Contender implements AutoCloseable {
         }
 
         @Override
-        public void close() {
+        public void close() throws Exception {
             template.close();
             factory.destroy();
         }

@@ -30,32 +30,45 @@ import java.util.regex.Pattern;
 
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * Runs our engine, Redisson and Spring Integration's RedisLockRegistry (pub/sub and spin) against one
- * redis-server it starts itself, prints each figure with the ratio ours/peer, and writes
+ * Runs our engine (on Jedis and on Lettuce), Redisson and Spring Integration's RedisLockRegistry (pub/sub and spin)
+ * against one redis-server it starts itself, prints each figure with the ratio ours/peer, and writes
  * {@code docs/benchmarks.md} and {@code docs/benchmarks.svg}. Medians over several rounds.
  * <p>
  * {@code -Dbench.rounds=3} rounds, {@code -Dbench.seconds=1.5} per throughput window,
  * {@code -Dbench.docs=docs} where the report goes (empty: none), {@code -Dbench.only=S7,S8,S9} only the named
- * scenarios (S1 to S9, or REDLOCK for S1, S3 and S4 over 3 and 5 independent masters against Redisson's RedissonRedLock;
- * a run of some scenarios writes no report unless {@code bench.docs} is given).
+ * scenarios (S1 to S9, or REDLOCK for S1, S3 and S4 over 3 and 5 independent masters against Redisson's
+ * RedissonRedLock; a run of some scenarios writes no report unless {@code bench.docs} is given),
+ * {@code -Dbench.contenders=redis-lock-lettuce,redisson} only the named libraries (for profiling one; the same rule
+ * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs, S7).
  */
 public final class LockBenchmark {
 
+    /** Our template on Jedis, the starter's driver. */
     static final String OURS = "redis-lock";
+    /** Our template on Lettuce, Spring Boot's default driver: a row of its own in every scenario. */
+    static final String OURS_LETTUCE = "redis-lock-lettuce";
+    /** The other libraries, each on its own client. */
+    static final List<String> PEERS = List.of("redisson", "si-pubsub", "si-spin");
 
     private final int port;
     private final int rounds = Integer.getInteger("bench.rounds", 3);
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
     private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
+    private final Set<String> contenders = contenders(System.getProperty("bench.contenders", ""));
+    private final boolean crossJvm = Boolean.parseBoolean(System.getProperty("bench.cross-jvm", "true"));
     private final Results results = new Results();
     /** Appended to a scenario's name in its rows: "" for one Redis, " Redlock 5 nodes" over independent masters. */
     private String variant = "";
     private final List<String> problems = new ArrayList<>();
+    /** The Redis every scenario runs on, for counting the commands a scenario sends. */
+    private RedisServerProcess redis;
 
     LockBenchmark(int port) {
         this.port = port;
@@ -77,7 +90,8 @@ public final class LockBenchmark {
             String report = benchmark.report(redis, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
             System.out.println(report);
             // a run of some scenarios must not replace the full report
-            String docs = System.getProperty("bench.docs", benchmark.only.isEmpty() ? "docs" : "");
+            String docs = System.getProperty("bench.docs",
+                    benchmark.only.isEmpty() && benchmark.contenders.size() == Contender.NAMES.length ? "docs" : "");
             if (!docs.isEmpty()) {
                 Files.createDirectories(Path.of(docs));
                 Files.writeString(Path.of(docs, "benchmarks.md"), report);
@@ -100,13 +114,25 @@ public final class LockBenchmark {
     }
 
     void runAll(RedisServerProcess redis) throws Exception {
+        this.redis = redis;
         for (int round = 1; round <= rounds; round++) {
             System.out.printf("round %d of %d%n", round, rounds);
             if (runs("S1")) {
-                floor();
+                JedisConnectionFactory jedis = Contender.jedis(port);
+                try {
+                    floor(jedis, OURS);
+                } finally {
+                    jedis.destroy();
+                }
+                LettuceConnectionFactory lettuce = Contender.lettuce(port);
+                try {
+                    floor(lettuce, OURS_LETTUCE);
+                } finally {
+                    lettuce.destroy();
+                }
             }
             // a different library goes first each round, so none always runs on the coldest JVM
-            List<String> order = new ArrayList<>(List.of(Contender.NAMES));
+            List<String> order = new ArrayList<>(contenders);
             Collections.rotate(order, -(round - 1));
             for (String name : only.equals(Set.of("REDLOCK")) ? List.<String>of() : order) {
                 boolean family = Contender.hasLockFamily(name);
@@ -133,10 +159,10 @@ public final class LockBenchmark {
                         semaphore(one);
                     }
                 }
-                if (runs("S3")) {
+                if (runs("S3") && crossJvm) {
                     hotKeyFourJvms(name, redis, false);
                 }
-                if (family && runs("S7")) {
+                if (family && runs("S7") && crossJvm) {
                     hotKeyFourJvms(name, redis, true);
                 }
             }
@@ -177,6 +203,21 @@ public final class LockBenchmark {
         return only.isEmpty() || only.contains(scenario);
     }
 
+    static Set<String> contenders(String list) {
+        if (list.isBlank()) {
+            return new LinkedHashSet<>(List.of(Contender.NAMES));
+        }
+        Set<String> named = new LinkedHashSet<>();
+        for (String name : list.split(",")) {
+            if (!List.of(Contender.NAMES).contains(name.trim())) {
+                throw new IllegalArgumentException("bench.contenders names " + name.trim() + "; known: "
+                        + String.join(", ", Contender.NAMES));
+            }
+            named.add(name.trim());
+        }
+        return named;
+    }
+
     static Set<String> scenarios(String list) {
         Set<String> scenarios = new LinkedHashSet<>();
         for (String scenario : list.split(",")) {
@@ -198,6 +239,10 @@ public final class LockBenchmark {
             lock.unlock();
         }
         long[] micros = new long[samples];
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
+                .getThreadMXBean();
+        long cpuStart = threads.getCurrentThreadCpuTime();
+        long allocatedStart = threads.getCurrentThreadAllocatedBytes();
         long start = System.nanoTime();
         for (int i = 0; i < samples; i++) {
             long t = System.nanoTime();
@@ -206,6 +251,12 @@ public final class LockBenchmark {
             micros[i] = System.nanoTime() - t;
         }
         double opsPerSecond = samples / ((System.nanoTime() - start) / 1e9);
+        // what a lock+unlock costs the calling thread: unlike the times, this hardly depends on what else the machine
+        // runs (the client's I/O threads, Lettuce's and Redisson's event loops, are not counted)
+        results.add("S1 calling thread's CPU µs per lock+unlock", contender.name,
+                (threads.getCurrentThreadCpuTime() - cpuStart) / 1000.0 / samples);
+        results.add("S1 calling thread's heap bytes allocated per lock+unlock", contender.name,
+                (threads.getCurrentThreadAllocatedBytes() - allocatedStart) / (double) samples);
         Arrays.sort(micros);
         results.add("S1" + variant + " ops/s", contender.name, opsPerSecond);
         results.add("S1" + variant + " p50 µs", contender.name, micros[samples / 2] / 1000.0);
@@ -213,62 +264,58 @@ public final class LockBenchmark {
         results.add("S1" + variant + " p99.9 µs", contender.name, micros[samples * 999 / 1000] / 1000.0);
     }
 
-    /** Two EVALSHA round trips with our client: the least any lock+unlock over scripts can cost. */
-    private void floor() {
-        JedisConnectionFactory factory = Contender.jedis(port);
-        try {
-            StringRedisTemplate redis = new StringRedisTemplate(factory);
-            RedisScript<Long> script = RedisScript.of("return 1", Long.class);
-            int samples = (int) (2500 * seconds);
-            for (int i = 0; i < 2000; i++) {
-                redis.execute(script, List.of("floor"));
-            }
-            long[] micros = new long[samples];
-            for (int i = 0; i < samples; i++) {
-                long t = System.nanoTime();
-                redis.execute(script, List.of("floor"));
-                redis.execute(script, List.of("floor"));
-                micros[i] = System.nanoTime() - t;
-            }
-            Arrays.sort(micros);
-            results.add("S1 floor p50 µs (2 EVALSHA)", OURS, micros[samples / 2] / 1000.0);
-            // the least a lock that writes can cost: SET NX PX, then compare-and-delete
-            RedisScript<Long> take = RedisScript.of(
-                    "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', 30000) then return 1 end return 0", Long.class);
-            RedisScript<Long> drop = RedisScript.of(
-                    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", Long.class);
-            for (int i = 0; i < samples; i++) {
-                long t = System.nanoTime();
-                redis.execute(take, List.of("floor-lock"), "owner");
-                redis.execute(drop, List.of("floor-lock"), "owner");
-                micros[i] = System.nanoTime() - t;
-            }
-            Arrays.sort(micros);
-            results.add("S1 minimal writing lock p50 µs (SET NX PX + GET/DEL scripts)", OURS, micros[samples / 2] / 1000.0);
-        } finally {
-            factory.destroy();
+    /** Two EVALSHA round trips with our client on {@code factory}: the least any lock+unlock over scripts can cost. */
+    private void floor(RedisConnectionFactory factory, String contender) {
+        StringRedisTemplate redis = new StringRedisTemplate(factory);
+        RedisScript<Long> script = RedisScript.of("return 1", Long.class);
+        int samples = (int) (2500 * seconds);
+        for (int i = 0; i < 2000; i++) {
+            redis.execute(script, List.of("floor"));
         }
+        long[] micros = new long[samples];
+        for (int i = 0; i < samples; i++) {
+            long t = System.nanoTime();
+            redis.execute(script, List.of("floor"));
+            redis.execute(script, List.of("floor"));
+            micros[i] = System.nanoTime() - t;
+        }
+        Arrays.sort(micros);
+        results.add("S1 floor p50 µs (2 EVALSHA)", contender, micros[samples / 2] / 1000.0);
+        // the least a lock that writes can cost: SET NX PX, then compare-and-delete
+        RedisScript<Long> take = RedisScript.of(
+                "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', 30000) then return 1 end return 0", Long.class);
+        RedisScript<Long> drop = RedisScript.of(
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", Long.class);
+        for (int i = 0; i < samples; i++) {
+            long t = System.nanoTime();
+            redis.execute(take, List.of("floor-lock"), "owner");
+            redis.execute(drop, List.of("floor-lock"), "owner");
+            micros[i] = System.nanoTime() - t;
+        }
+        Arrays.sort(micros);
+        results.add("S1 minimal writing lock p50 µs (SET NX PX + GET/DEL scripts)", contender, micros[samples / 2] / 1000.0);
     }
 
     // S2, S3 ---------------------------------------------------------------------------------------
 
     private void distinctKeys(Contender contender) throws InterruptedException {
-        double ops = runThreads(16, thread -> contender.lock("s2:" + contender.name + ":" + thread), null);
-        results.add("S2 ops/s (16 threads, distinct keys)", contender.name, ops);
+        Throughput run = runThreads(16, thread -> contender.lock("s2:" + contender.name + ":" + thread), null);
+        results.add("S2 ops/s (16 threads, distinct keys)", contender.name, run.perSecond());
     }
 
     private void hotKeyOneJvm(Contender contender) throws InterruptedException {
         long[] counter = {0};
-        double ops = runThreads(16, thread -> contender.lock("s3:" + contender.name), counter);
-        results.add("S3" + variant + " ops/s (16 threads, 1 JVM, one key)", contender.name, ops);
+        Throughput run = runThreads(16, thread -> contender.lock("s3:" + contender.name), counter);
+        results.add("S3" + variant + " ops/s (16 threads, 1 JVM, one key)", contender.name, run.perSecond());
+        results.add("S3" + variant + " Redis script calls per operation (16 threads, 1 JVM, one key)", contender.name, run.scriptsPerOperation());
     }
 
     /**
      * Runs {@code threads} threads that lock, (increment a plain counter), unlock for the window.
      *
-     * @return operations per second
+     * @return what the threads did
      */
-    private double runThreads(int threads, java.util.function.IntFunction<Lock> lockOf, long[] counter) throws InterruptedException {
+    private Throughput runThreads(int threads, java.util.function.IntFunction<Lock> lockOf, long[] counter) throws InterruptedException {
         Throughput run = runCycles(threads, thread -> {
             Lock lock = lockOf.apply(thread);
             return () -> {
@@ -282,10 +329,10 @@ public final class LockBenchmark {
                 }
             };
         });
-        if (counter != null && counter[0] != run.operations()) {
-            problems.add("hot key counter is " + counter[0] + " after " + run.operations() + " critical sections");
+        if (counter != null && counter[0] != run.operations() + threads) {
+            problems.add("hot key counter is " + counter[0] + " after " + (run.operations() + threads) + " critical sections");
         }
-        return run.perSecond();
+        return run;
     }
 
     /** One operation of a throughput scenario: acquire, the critical section, release. */
@@ -293,9 +340,17 @@ public final class LockBenchmark {
         void run() throws Exception;
     }
 
-    private record Throughput(long operations, double seconds) {
+    /**
+     * @param scripts the scripts every client ran in Redis meanwhile (EVAL and EVALSHA calls, the library's own
+     *        background work too): every library here does its locking in scripts, so this counts its round trips
+     */
+    private record Throughput(long operations, double seconds, long scripts) {
         double perSecond() {
             return operations / seconds;
+        }
+
+        double scriptsPerOperation() {
+            return operations == 0 ? 0 : scripts / (double) operations;
         }
     }
 
@@ -312,6 +367,11 @@ public final class LockBenchmark {
             int thread = t;
             Thread worker = new Thread(() -> {
                 Cycle cycle = cycleOf.apply(thread);
+                try {
+                    cycle.run(); // outside the window: the client's connections are open, its classes loaded
+                } catch (Exception e) {
+                    failures.add("warm-up: " + e);
+                }
                 ready.countDown();
                 try {
                     go.await();
@@ -333,6 +393,7 @@ public final class LockBenchmark {
             worker.start();
         }
         ready.await();
+        long scriptsBefore = scriptCalls(redis);
         long start = System.nanoTime();
         endAt.set(start + windowNanos);
         go.countDown();
@@ -340,8 +401,9 @@ public final class LockBenchmark {
             worker.join();
         }
         double elapsed = (System.nanoTime() - start) / 1e9;
+        long scripts = scriptCalls(redis) - scriptsBefore;
         failures.forEach(failure -> problems.add("a worker thread failed: " + failure));
-        return new Throughput(Arrays.stream(done).sum(), elapsed);
+        return new Throughput(Arrays.stream(done).sum(), elapsed, scripts);
     }
 
     // S7 lives in hotKeyFourJvms; S8, S9 -----------------------------------------------------------
@@ -392,6 +454,8 @@ public final class LockBenchmark {
                     + written[0] + " after " + writes.get() + " writes");
         }
         results.add("S8 ops/s (16 threads, 90 % reads, one key)", contender.name, run.perSecond());
+        results.add("S8 Redis script calls per operation (16 threads, 90 % reads, one key)", contender.name,
+                run.scriptsPerOperation());
         progress("S8", contender.name, run);
     }
 
@@ -419,12 +483,15 @@ public final class LockBenchmark {
             problems.add(contender.name + ": S9 saw more than " + permits + " holders at once " + tooMany.get() + " times");
         }
         results.add("S9 ops/s (16 threads, semaphore of 4 permits)", contender.name, run.perSecond());
+        results.add("S9 Redis script calls per operation (16 threads, semaphore of 4 permits)", contender.name,
+                run.scriptsPerOperation());
         progress("S9", contender.name, run);
     }
 
     /** A line per run: a window that took far longer than set means threads were still waiting when it ended. */
     private static void progress(String scenario, String contender, Throughput run) {
-        System.out.printf(Locale.ROOT, "%s %s: %,d operations in %.2f s%n", scenario, contender, run.operations(), run.seconds());
+        System.out.printf(Locale.ROOT, "%s %s: %,d operations in %.2f s, %.2f Redis script calls each%n", scenario, contender,
+                run.operations(), run.seconds(), run.scriptsPerOperation());
     }
 
     /**
@@ -554,6 +621,14 @@ public final class LockBenchmark {
         }
     }
 
+    /** EVAL and EVALSHA calls so far (the commands the scripts call are counted apart, under their own names). */
+    private static long scriptCalls(RedisServerProcess redis) {
+        return redis.command("INFO", "commandstats").lines()
+                .filter(line -> line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_evalsha:"))
+                .mapToLong(line -> Long.parseLong(line.substring(line.indexOf("calls=") + 6, line.indexOf(','))))
+                .sum();
+    }
+
     private static long totalCommands(RedisServerProcess redis) {
         return redis.command("INFO", "commandstats").lines().filter(line -> line.startsWith("cmdstat_"))
                 .mapToLong(line -> Long.parseLong(line.substring(line.indexOf("calls=") + 6, line.indexOf(','))))
@@ -568,7 +643,7 @@ public final class LockBenchmark {
      */
     private void memory() throws IOException, InterruptedException {
         Map<String, Process> workers = new LinkedHashMap<>();
-        for (String name : Contender.NAMES) {
+        for (String name : contenders) {
             workers.put(name, new ProcessBuilder(javaCommand("memory-worker", name, String.valueOf(port), "100000"))
                     .redirectErrorStream(true).start());
         }
@@ -615,21 +690,11 @@ public final class LockBenchmark {
                 : org.redisson.Redisson.class.getPackage().getImplementationVersion())
                 .append(" `RLock` (S7: `RFairLock`, S8: `RReadWriteLock`, S9: `RPermitExpirableSemaphore`); Spring Integration ")
                 .append("`RedisLockRegistry` with PUB_SUB_LOCK (si-pubsub) and SPIN_LOCK (si-spin), which has no fair, read/write or ")
-                .append("semaphore type (\"–\" in S7 to S9). ")
+                .append("semaphore type (\"–\" in S7 to S9). Ours runs on Jedis (the starter's driver, pooled) and on ")
+                .append("Lettuce (Spring Boot's default: one shared connection), a row each. ")
                 .append("Every lock is used through `java.util.concurrent.locks.Lock` or `ReadWriteLock`, each library on its own client.\n\n");
         md.append("![benchmarks](benchmarks.svg)\n\n");
-        md.append("| scenario | ").append(String.join(" | ", Contender.NAMES)).append(" | ours/redisson | ours/si-pubsub | ours/si-spin |\n");
-        md.append("| --- |").append(" ---: |".repeat(Contender.NAMES.length + 3)).append('\n');
-        for (String metric : results.metrics()) {
-            md.append("| ").append(metric).append(" |");
-            for (String name : Contender.NAMES) {
-                md.append(' ').append(format(results.median(metric, name))).append(" |");
-            }
-            for (String peer : List.of("redisson", "si-pubsub", "si-spin")) {
-                md.append(' ').append(ratio(results.median(metric, OURS), results.median(metric, peer))).append(" |");
-            }
-            md.append('\n');
-        }
+        md.append(table(results));
         md.append("\n## Targets\n\n");
         md.append(Targets.evaluate(results)).append('\n');
         md.append("""
@@ -679,6 +744,35 @@ public final class LockBenchmark {
         if (!problems.isEmpty()) {
             md.append("\n## Problems seen in this run\n\n");
             problems.forEach(p -> md.append("- ").append(p).append('\n'));
+        }
+        return md.toString();
+    }
+
+    /**
+     * The figures: a row per scenario and driver of ours (Jedis, then Lettuce), each beside the peers' figures and
+     * the ratios to them.
+     */
+    static String table(Results results) {
+        StringBuilder md = new StringBuilder();
+        md.append("| scenario | redis-lock on | redis-lock | ").append(String.join(" | ", PEERS));
+        PEERS.forEach(peer -> md.append(" | ours/").append(peer));
+        md.append(" |\n| --- | --- |").append(" ---: |".repeat(1 + 2 * PEERS.size())).append('\n');
+        for (String metric : results.metrics()) {
+            for (String ours : List.of(OURS, OURS_LETTUCE)) {
+                Double value = results.median(metric, ours);
+                if (value == null && (ours.equals(OURS_LETTUCE) || results.median(metric, OURS_LETTUCE) != null)) {
+                    continue;
+                }
+                md.append("| ").append(metric).append(" | ").append(ours.equals(OURS) ? "Jedis" : "Lettuce").append(" | ")
+                        .append(format(value)).append(" |");
+                for (String peer : PEERS) {
+                    md.append(' ').append(format(results.median(metric, peer))).append(" |");
+                }
+                for (String peer : PEERS) {
+                    md.append(' ').append(ratio(value, results.median(metric, peer))).append(" |");
+                }
+                md.append('\n');
+            }
         }
         return md.toString();
     }

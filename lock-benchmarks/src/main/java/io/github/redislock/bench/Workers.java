@@ -156,7 +156,7 @@ final class Workers {
      */
     private static long libraryBytes(String contender) throws Exception {
         String prefix = switch (contender) {
-            case "redis-lock" -> "io.github.redislock.core";
+            case "redis-lock", "redis-lock-lettuce" -> "io.github.redislock.core";
             case "redisson" -> "org.redisson";
             default -> "org.springframework.integration";
         };

@@ -54,10 +54,13 @@ class ContendersSmokeTest {
             LockBenchmark.Results results = new LockBenchmark.Results();
             results.add("S1 ops/s", LockBenchmark.OURS, 100);
             results.add("S1 ops/s", "redisson", 50);
-            assertThat(Chart.svg(results)).startsWith("<svg").contains("redis-lock");
+            results.add("S1 ops/s", LockBenchmark.OURS_LETTUCE, 75);
+            assertThat(Chart.svg(results)).startsWith("<svg").contains("redis-lock").contains("redis-lock-lettuce");
+            assertThat(LockBenchmark.table(results)).contains("| S1 ops/s | Jedis | 100 | 50.00 |")
+                    .contains("| S1 ops/s | Lettuce | 75.00 | 50.00 |").contains("| 1.50× |");
             results.add("S7 fair ops/s (4 JVMs x 4 threads, one key)", LockBenchmark.OURS, 400);
             results.add("S7 fair ops/s (4 JVMs x 4 threads, one key)", "redisson", 100);
-            assertThat(Targets.evaluate(results)).contains("S1 ops/s at least 1.3× Redisson's | 2.00× redisson | yes")
+            assertThat(Targets.evaluate(results)).contains("S1 ops/s at least 1.3× Redisson's (Jedis) | 2.00× redisson | yes")
                     .contains("S7 fair hot key at least 5× Redisson's fair lock | 4.00× redisson | **no**")
                     .contains("S8 read-mostly at least 2× Redisson's | not measured");
         }

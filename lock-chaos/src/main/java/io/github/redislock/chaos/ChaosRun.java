@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.redislock.test.RedisNodes;
@@ -23,8 +24,11 @@ import io.github.redislock.test.RedisServerProcess;
 /**
  * The fault-injection controller: starts a Redis, a TCP proxy in front of it, the resource process
  * and 4 worker JVMs x 2 threads, injects each fault {@code repetitions} times, and checks the
- * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}.
+ * recorded history. {@code main} runs the full suite and writes {@code docs/reliability.md}. The lock family's
+ * scenarios ({@link #lockFamilyScenarios}) run the same workers with the fair lock or the read/write lock and kill
+ * holders and waiting JVMs; a {@link FairQueueMonitor} checks the fair lock's grants against its queue in Redis.
  * <p>
+ * The Sentinel failover scenarios ({@link SentinelFailover}) follow, {@code -Dchaos.failover-trials=10} trials each.
  * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
  * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
@@ -40,8 +44,15 @@ public final class ChaosRun implements AutoCloseable {
      * holder's remaining lease plus a second ({@code acquire.lua}); the fence counter a second, the lock a lease.
      */
     static final long LONGEST_KEY_TTL_MILLIS = LEASE_MILLIS + 1000;
+    /**
+     * The read/write lock's: a waiting writer's entry lives up to a lease plus a second ({@code rw-write-acquire.lua}),
+     * and a waiting reader's client entry up to that entry's remaining life plus a second ({@code rw-read-acquire.lua}).
+     */
+    static final long LONGEST_READ_WRITE_KEY_TTL_MILLIS = LEASE_MILLIS + 2000;
     /** How long a stopped worker may take to finish: its wait for the lock (5 s), its section, and its report. */
     static final long WORKER_EXIT_SECONDS = 30;
+    /** The lock's key in Redis, with the default prefix. */
+    static final String LOCK_KEY = "redis-lock:{" + Worker.KEY + "}";
 
     /** What a scenario promises about overlapping critical sections. */
     public enum Promise {
@@ -54,7 +65,19 @@ public final class ChaosRun implements AutoCloseable {
          */
         EXCLUSION_APART_FROM_PAUSED("exclusion apart from the paused holder; loss signalled"),
         /** Overlaps are measured; the fenced resource must refuse every stale write. */
-        FENCING_ONLY("fencing only");
+        FENCING_ONLY("fencing only"),
+        /**
+         * The fair lock: no overlap and tokens rising (apart from holders stalled past their lease), every grant
+         * checked against the queue in Redis for arrival order, and a killed waiter costing the others at most
+         * {@link #FAIR_DEAD_WAITER_BOUND_MILLIS}.
+         */
+        FAIR("exclusion; tokens rising; grants in arrival order; a dead waiter costs under a bound"),
+        /**
+         * The read/write lock: no writer overlaps a reader or a writer (readers overlap each other), each write's
+         * token is above every earlier read's and write's (apart from holders stalled past their lease), and a
+         * killed waiter costs the others at most {@link #READ_WRITE_DEAD_WAITER_BOUND_MILLIS}.
+         */
+        READ_WRITE("no writer overlaps anyone; readers share; a write's token above every earlier one");
 
         final String text;
 
@@ -63,14 +86,54 @@ public final class ChaosRun implements AutoCloseable {
         }
     }
 
+    /**
+     * The fair lock's promise for dead waiters (README, "Fair lock", item 3: waiters of a JVM killed together cost at
+     * most about 650 ms, rounded up to a second), plus two seconds for a loaded 2-core machine's scheduling (a
+     * hand-over took over a second there at a load of 30): the longest pause in the sections allowed around each
+     * killed waiting JVM. A tripwire for a stuck queue, not the figure: the report shows the pauses measured.
+     */
+    static final long FAIR_DEAD_WAITER_BOUND_MILLIS = 1000 + 2000;
+    /**
+     * The read/write lock's: a dead waiting writer holds new readers back until its entry expires (its next sleep,
+     * at most the holder's lease, plus a second); writers go on meanwhile. Plus two seconds for scheduling.
+     */
+    static final long READ_WRITE_DEAD_WAITER_BOUND_MILLIS = LEASE_MILLIS + 1000 + 2000;
+    /** Time between two kills of a lock-family scenario: more than the window in which a kill's pause is measured. */
+    static final long FAMILY_KILL_SPACING_MILLIS = HistoryChecker.FAULT_WINDOW_MILLIS + 500;
+
     /** One scenario's outcome. */
     public record Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
-            int lossSignalled, int lossExpected, String leftovers, RedlockFigures redlock) {
+            int lossSignalled, int lossExpected, String leftovers, Kills kills, FairQueueMonitor.Order.Result order,
+            RedlockFigures redlock) {
 
-        public Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
+        Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
                 int lossSignalled, int lossExpected, String leftovers) {
-            this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, null);
+            this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, Kills.NONE, null, null);
         }
+
+        Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
+                int lossSignalled, int lossExpected, String leftovers, Kills kills, FairQueueMonitor.Order.Result order) {
+            this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills, order, null);
+        }
+
+        boolean family() {
+            return promise == Promise.FAIR || promise == Promise.READ_WRITE;
+        }
+
+        /** The longest pause in the sections around each killed waiting JVM, in ms. */
+        List<Long> deadWaiterGaps() {
+            return verdict.faultGapMillis().entrySet().stream().filter(g -> g.getKey().startsWith("kill-waiter-")
+                    && !g.getKey().contains("holding")).map(Map.Entry::getValue).toList();
+        }
+    }
+
+    /**
+     * What the kills of a lock-family scenario hit: holders (writers, readers), and waiting JVMs. A holder that
+     * had left its section by the time it died, or a waiting JVM found inside its section, is counted apart, and its
+     * pause is not counted with its kind's.
+     */
+    public record Kills(int holders, int holdersAfterLeaving, int waiters, int waitersFoundHolding) {
+        static final Kills NONE = new Kills(0, 0, 0, 0);
     }
 
     /** What a Redlock scenario must show besides the history's verdict. */
@@ -117,6 +180,17 @@ public final class ChaosRun implements AutoCloseable {
     private RedisServerProcess redis;
     private TcpProxy proxy;
     private final Signals signals = new Signals();
+    /** Each worker's client id (the first part of its owner ids in Redis), from its ready line. */
+    private final Map<String, String> clientIds = new ConcurrentHashMap<>();
+    private final List<Thread> starting = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final List<String> startFailures = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** The lock the current scenario's workers take: {@code engine}, {@code fair} or {@code rw}. */
+    private String lockType = "engine";
+    private FairQueueMonitor fairMonitor;
+    private int holderKills;
+    private int holderKillsAfterLeaving;
+    private int waiterKills;
+    private int waiterKillsFoundHolding;
 
     public ChaosRun() throws IOException, InterruptedException {
         resource = start(List.of(Resource.class.getName(), String.valueOf(resourcePort)), "resource ready");
@@ -125,11 +199,13 @@ public final class ChaosRun implements AutoCloseable {
 
     public static void main(String[] args) throws Exception {
         int repetitions = Integer.getInteger("chaos.repetitions", 20);
+        int failoverTrials = Integer.getInteger("chaos.failover-trials", 10);
         try (ChaosRun run = new ChaosRun()) {
             List<Outcome> outcomes = new ArrayList<>(run.all(repetitions));
             // not in the short run of ./mvnw verify (ChaosSuiteTest): about a minute even with 2 repetitions
             outcomes.addAll(run.redlock(repetitions));
-            String report = report(outcomes, repetitions);
+            List<SentinelFailover.Outcome> failovers = SentinelFailover.all(failoverTrials, System.getProperty("chaos.only", ""));
+            String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers));
             System.out.println(report);
             String docs = System.getProperty("chaos.docs", "docs");
             if (!docs.isEmpty()) {
@@ -138,6 +214,7 @@ public final class ChaosRun implements AutoCloseable {
                 System.out.println("Wrote " + Path.of(docs, "reliability.md"));
             }
             List<String> failures = failures(outcomes);
+            failovers.forEach(failover -> failures.addAll(failover.failures()));
             if (!failures.isEmpty()) {
                 System.err.println("FAILED: " + failures);
                 System.exit(1);
@@ -148,6 +225,45 @@ public final class ChaosRun implements AutoCloseable {
 
     /** Every scenario of the suite. */
     public List<Outcome> all(int repetitions) throws Exception {
+        List<Outcome> outcomes = exclusiveLockScenarios(repetitions);
+        outcomes.addAll(lockFamilyScenarios(repetitions, false));
+        return outcomes;
+    }
+
+    /**
+     * The fair lock's and the read/write lock's scenarios: kill -9 of holders and of waiting JVMs.
+     *
+     * @param combined one scenario per lock, each repetition killing each kind once (the short run), instead of one
+     *        scenario per kind of kill
+     */
+    public List<Outcome> lockFamilyScenarios(int repetitions, boolean combined) throws Exception {
+        List<Outcome> outcomes = new ArrayList<>();
+        List<String> plainRedis = List.of();
+        if (combined) {
+            outcomes.add(scenario("fair lock: kill -9 of the holder, then of a waiting JVM", Promise.FAIR, plainRedis, true,
+                    true, repetitions, 0, "fair", r -> killHolder(r, "") + pauseBetweenKills() + killWaiter(r)));
+            outcomes.add(scenario("read/write lock: kill -9 of the writer, of a reader, then of a waiting JVM",
+                    Promise.READ_WRITE, plainRedis, true, true, repetitions, 0, "rw",
+                    r -> killHolder(r, "?shared=false") + pauseBetweenKills() + killHolder(r, "?shared=true")
+                            + pauseBetweenKills() + killWaiter(r)));
+        } else {
+            outcomes.add(scenario("fair lock: kill -9 of the holder", Promise.FAIR, plainRedis, true, true, repetitions, 0,
+                    "fair", r -> killHolder(r, "")));
+            outcomes.add(scenario("fair lock: kill -9 of a waiting JVM", Promise.FAIR, plainRedis, true, true, repetitions,
+                    0, "fair", this::killWaiter));
+            outcomes.add(scenario("read/write lock: kill -9 of the writer", Promise.READ_WRITE, plainRedis, true, true,
+                    repetitions, 0, "rw", r -> killHolder(r, "?shared=false")));
+            outcomes.add(scenario("read/write lock: kill -9 of a reader", Promise.READ_WRITE, plainRedis, true, true,
+                    repetitions, 0, "rw", r -> killHolder(r, "?shared=true")));
+            outcomes.add(scenario("read/write lock: kill -9 of a waiting JVM", Promise.READ_WRITE, plainRedis, true, true,
+                    repetitions, 0, "rw", this::killWaiter));
+        }
+        outcomes.removeIf(java.util.Objects::isNull);
+        return outcomes;
+    }
+
+    /** The exclusive lock's scenarios. */
+    public List<Outcome> exclusiveLockScenarios(int repetitions) throws Exception {
         List<Outcome> outcomes = new ArrayList<>();
         List<String> plainRedis = List.of();
         outcomes.add(scenario("no faults", Promise.EXCLUSION, plainRedis, true, true, 0, 6, this::noFault));
@@ -217,7 +333,8 @@ public final class ChaosRun implements AutoCloseable {
             List<Event> history = history();
             HistoryChecker.Verdict verdict = HistoryChecker.check(history, value(), java.util.Set.of());
             RedlockFigures figures = redlockFigures(expectation, history);
-            Outcome outcome = new Outcome(name, Promise.EXCLUSION, true, repetitions, verdict, 0, 0, leftovers, figures);
+            Outcome outcome = new Outcome(name, Promise.EXCLUSION, true, repetitions, verdict, 0, 0, leftovers, Kills.NONE, null,
+                    figures);
             System.out.println(figures);
             if (!failures(List.of(outcome)).isEmpty()) {
                 keepHistory(outcome, List.of(), history, workerLog);
@@ -304,43 +421,88 @@ public final class ChaosRun implements AutoCloseable {
 
     private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
             int repetitions, long faultFreeSeconds, Fault fault) throws Exception {
+        return scenario(name, promise, redisArgs, fenced, checkHeld, repetitions, faultFreeSeconds, "engine", fault);
+    }
+
+    private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
+            int repetitions, long faultFreeSeconds, String lock, Fault fault) throws Exception {
         if (!name.contains(System.getProperty("chaos.only", ""))) {
             return null;
         }
         System.out.println("scenario: " + name);
+        long scenarioStart = System.nanoTime();
         redis = RedisServerProcess.start(redisArgs);
+        lockType = lock;
+        holderKills = 0;
+        holderKillsAfterLeaving = 0;
+        waiterKills = 0;
+        waiterKillsFoundHolding = 0;
         try (TcpProxy p = new TcpProxy(redis.port())) {
             proxy = p;
             post("/reset?fenced=" + fenced);
             workerLog.clear();
+            // the fair lock's queue is watched straight on Redis, past the proxy
+            fairMonitor = lock.equals("fair") ? new FairQueueMonitor(redis.port(), LOCK_KEY) : null;
             long endAt = System.currentTimeMillis() + 3_000_000; // stopped explicitly below
             for (int w = 0; w < WORKERS; w++) {
-                startWorker("w" + w, endAt, checkHeld, "engine");
+                startWorkerInBackground("w" + w, endAt, checkHeld, lock);
             }
+            awaitStartingWorkers();
+            System.out.println("  workers ready after " + elapsed(scenarioStart) + " ms");
             Thread.sleep(1500);
             List<Long> pausedTokens = new ArrayList<>();
             if (faultFreeSeconds > 0) {
                 Thread.sleep(faultFreeSeconds * 1000);
             }
             for (int r = 0; r < repetitions; r++) {
-                long token = fault.inject(r);
+                long token;
+                try {
+                    token = fault.inject(r);
+                } catch (Exception e) {
+                    // keep what the resource recorded and what the workers printed, to see why the fault could not land
+                    keepHistory(new Outcome(name + " (aborted: " + e.getMessage() + ")", promise, fenced, r,
+                            HistoryChecker.check(history(), value()), 0, 0, "not checked"), pausedTokens, history(), workerLog);
+                    throw e;
+                }
                 if (token > 0) {
                     pausedTokens.add(token);
                 }
-                Thread.sleep(1500); // recovery, and a stretch of normal work
+                // recovery, and a stretch of normal work; in the lock family's scenarios long enough that each kill's
+                // pause in the sections is measured apart from the next kill's
+                Thread.sleep(promise == Promise.FAIR || promise == Promise.READ_WRITE ? FAMILY_KILL_SPACING_MILLIS : 1500);
             }
+            System.out.println("  faults injected after " + elapsed(scenarioStart) + " ms");
             String leftovers = stopWorkersAndCollectLeftovers();
+            System.out.println("  workers stopped and leftovers checked after " + elapsed(scenarioStart) + " ms");
+            FairQueueMonitor.Order.Result order = null;
+            if (fairMonitor != null) {
+                fairMonitor.close();
+                order = fairMonitor.result();
+                fairMonitor = null;
+            }
             List<Event> history = history();
             HistoryChecker.Verdict verdict = HistoryChecker.check(history, value(), java.util.Set.copyOf(pausedTokens));
             int signalled = (int) pausedTokens.stream().filter(verdict.lostTokens()::contains).count();
-            Outcome outcome = new Outcome(name, promise, fenced, repetitions, verdict, signalled, pausedTokens.size(), leftovers);
+            Outcome outcome = new Outcome(name, promise, fenced, repetitions, verdict, signalled, pausedTokens.size(), leftovers,
+                    new Kills(holderKills, holderKillsAfterLeaving, waiterKills, waiterKillsFoundHolding), order);
+            if (outcome.family()) {
+                System.out.println(familySummary(outcome));
+            }
             if (!failures(List.of(outcome)).isEmpty()) {
                 keepHistory(outcome, pausedTokens, history, workerLog);
             }
             return outcome;
         } finally {
+            if (fairMonitor != null) {
+                fairMonitor.close();
+                fairMonitor = null;
+            }
             redis.close();
         }
+    }
+
+    private static long elapsed(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1_000_000;
     }
 
     /** Writes a failed scenario's history where CI keeps it, for diagnosis. */
@@ -367,6 +529,7 @@ public final class ChaosRun implements AutoCloseable {
         return 0;
     }
 
+    /** Kills the worker JVM of the holder that entered its section last, and starts a new one in its place. */
     private long killHolder(int repetition) throws Exception {
         String[] holder = holder();
         if (holder == null) {
@@ -378,6 +541,118 @@ public final class ChaosRun implements AutoCloseable {
         mark("kill-" + repetition + "-end");
         startWorker(id + "r" + repetition, System.currentTimeMillis() + 3_000_000, true, "engine");
         return 0;
+    }
+
+    /**
+     * Kills the worker JVM of a holder caught inside its section, and starts a new one in its place. As for a pause,
+     * the resource holds back the reply to the next read ({@code /trap}), so the kill lands inside a section however
+     * loaded the machine is.
+     *
+     * @param which {@code ""} for any holder, {@code "?shared=false"} for a writer, {@code "?shared=true"} for a reader
+     */
+    private long killHolder(int repetition, String which) throws Exception {
+        String id = null;
+        Process process = null;
+        for (int attempt = 0; attempt < PAUSE_ATTEMPTS && process == null; attempt++) {
+            post("/trap" + which);
+            String[] caught = trapped();
+            id = caught == null ? null : caught[0].substring(0, caught[0].indexOf('-'));
+            process = id == null ? null : workers.remove(id);
+            if (process == null) { // no such read within the wait, or a killed worker's: let it go and try again
+                post("/spring");
+            }
+        }
+        if (process == null) {
+            throw new IllegalStateException("no worker read the resource" + which + " in " + PAUSE_ATTEMPTS
+                    + " waits of 5 s: the workers are not running sections");
+        }
+        String kind = which.isEmpty() ? "" : which.endsWith("true") ? "reader-" : "writer-";
+        mark("kill-" + kind + repetition + "-begin");
+        process.destroyForcibly().waitFor();
+        post("/spring"); // the read's reply goes to a dead process: its section stays open
+        // its section, left open by the kill, is still open at the resource; if not, it had left it just before
+        boolean wasHolding = holders().contains(id);
+        holderKills++;
+        holderKillsAfterLeaving += wasHolding ? 0 : 1;
+        mark("kill-" + kind + repetition + (wasHolding ? "" : "-not-holding") + "-end");
+        startWorkerInBackground(id + "r" + repetition + kind.replace("-", ""), System.currentTimeMillis() + 3_000_000, true,
+                lockType);
+        return 0;
+    }
+
+    /**
+     * Kills a worker JVM whose threads wait for the lock in Redis and none of which is inside its section, and starts
+     * a new one in its place. Its threads die queued (the fair lock's queue, the read/write lock's waiting writers
+     * and clients), possibly just as the lock is handed to one of them: the others must not wait on them for long.
+     * A JVM found inside its section right after the kill (it got the lock in between) counts as a holder kill.
+     */
+    private long killWaiter(int repetition) throws Exception {
+        for (int attempt = 0; attempt < 500; attempt++) {
+            Set<String> waiting = waitingClients();
+            Set<String> inside = holders();
+            List<String> candidates = workers.keySet().stream()
+                    .filter(id -> waiting.contains(clientIds.get(id)) && !inside.contains(id)).toList();
+            if (candidates.isEmpty()) {
+                Thread.sleep(5);
+                continue;
+            }
+            String id = candidates.get(java.util.concurrent.ThreadLocalRandom.current().nextInt(candidates.size()));
+            Process process = workers.remove(id);
+            mark("kill-waiter-" + repetition + "-begin");
+            process.destroyForcibly().waitFor();
+            boolean wasHolding = holders().contains(id);
+            waiterKills++;
+            waiterKillsFoundHolding += wasHolding ? 1 : 0;
+            mark("kill-waiter-" + repetition + (wasHolding ? "-holding" : "") + "-end");
+            startWorkerInBackground(id + "r" + repetition + "waiter", System.currentTimeMillis() + 3_000_000, true, lockType);
+            return 0;
+        }
+        throw new IllegalStateException("no worker JVM waited for the lock without holding it in 500 looks: the workers "
+                + "are not contending");
+    }
+
+    private long pauseBetweenKills() throws InterruptedException {
+        Thread.sleep(FAMILY_KILL_SPACING_MILLIS);
+        return 0;
+    }
+
+    /** The client ids with a thread waiting for the lock in Redis now, apart from the holders'. */
+    private Set<String> waitingClients() {
+        Set<String> clients = new java.util.HashSet<>();
+        if (lockType.equals("fair")) {
+            FairQueueMonitor.Snapshot snapshot = fairMonitor.latest();
+            snapshot.queue().keySet().forEach(waiter -> clients.add(clientOf(waiter)));
+            clients.remove(clientOf(snapshot.owner()));
+            return clients;
+        }
+        try (redis.clients.jedis.Jedis jedis = new redis.clients.jedis.Jedis("127.0.0.1", redis.port())) {
+            String rw = LOCK_KEY + ":rw:";
+            jedis.zrange(rw + "waiters", 0, -1).forEach(clients::add);
+            jedis.zrange(rw + "writers-waiting", 0, -1).forEach(writer -> clients.add(clientOf(writer)));
+            jedis.zrange(rw + "readers", 0, -1).forEach(reader -> clients.remove(clientOf(reader)));
+            String writer = jedis.get(rw + "writer");
+            if (writer != null) {
+                clients.remove(clientOf(writer));
+            }
+        }
+        return clients;
+    }
+
+    /** The client id of an owner id (client id:thread:acquisition). */
+    private static String clientOf(String owner) {
+        int colon = owner.indexOf(':');
+        return colon < 0 ? owner : owner.substring(0, colon);
+    }
+
+    /** The worker JVMs with a thread inside its section now, by id. */
+    private Set<String> holders() throws Exception {
+        Set<String> ids = new java.util.HashSet<>();
+        for (String thread : get("/holders").split("\n")) {
+            if (!thread.isBlank()) {
+                ids.add(thread.substring(0, thread.indexOf('-')));
+            }
+        }
+        return ids;
     }
 
     /**
@@ -448,6 +723,33 @@ public final class ChaosRun implements AutoCloseable {
 
     // processes ----------------------------------------------------------------------------------
 
+    /**
+     * Starts a worker JVM without waiting for it: a JVM takes seconds to start on a loaded machine, and the workers
+     * of a scenario, or a killed worker's replacement, need not wait for each other. {@link #awaitStartingWorkers()}
+     * waits for them all.
+     */
+    private void startWorkerInBackground(String id, long endAt, boolean checkHeld, String lock) {
+        Thread starter = new Thread(() -> {
+            try {
+                startWorker(id, endAt, checkHeld, lock);
+            } catch (Exception e) {
+                startFailures.add("worker " + id + " did not start: " + e);
+            }
+        }, "start-" + id);
+        starting.add(starter);
+        starter.start();
+    }
+
+    /** Waits until every worker started in the background is ready (or failed to start, which is reported). */
+    private void awaitStartingWorkers() throws InterruptedException {
+        synchronized (starting) {
+            for (Thread starter : starting) {
+                starter.join();
+            }
+            starting.clear();
+        }
+    }
+
     private void startWorker(String id, long endAt, boolean checkHeld, String lock) throws IOException, InterruptedException {
         // a Redlock worker locks over the masters its lock argument names; its (unused) engine template gets one of them
         int redisPort = redlockNodes != null ? redlockNodes.node(0).port() : proxy.port();
@@ -471,6 +773,10 @@ public final class ChaosRun implements AutoCloseable {
             try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
                 for (String line; (line = out.readLine()) != null;) {
                     if (line.startsWith(readyLine)) {
+                        int client = line.indexOf(", client ");
+                        if (client > 0) {
+                            clientIds.put(mainAndArgs.get(1), line.substring(client + ", client ".length()).trim());
+                        }
                         ready.countDown();
                     }
                     if (line.startsWith("leftovers")) {
@@ -492,12 +798,14 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     private String stopWorkersAndCollectLeftovers() throws Exception {
+        awaitStartingWorkers();
         workerOutput.clear();
         int running = workers.size();
         for (Process process : workers.values()) {
             process.getOutputStream().close(); // the worker finishes its section, reports and exits
         }
-        List<String> problems = new ArrayList<>();
+        List<String> problems = new ArrayList<>(startFailures);
+        startFailures.clear();
         for (Map.Entry<String, Process> worker : workers.entrySet()) {
             Process process = worker.getValue();
             // a waiting thread may wait out its 5 s before it sees the stop
@@ -517,7 +825,8 @@ public final class ChaosRun implements AutoCloseable {
         }
         // Every key the engine writes carries a TTL of at most LONGEST_KEY_TTL_MILLIS, counted from the last
         // command of a worker that has exited now; whatever is still there after that was left behind.
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(LONGEST_KEY_TTL_MILLIS);
+        long longestTtl = lockType.equals("rw") ? LONGEST_READ_WRITE_KEY_TTL_MILLIS : LONGEST_KEY_TTL_MILLIS;
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(longestTtl);
         String keys;
         String channels;
         do {
@@ -678,8 +987,78 @@ public final class ChaosRun implements AutoCloseable {
                     failures.add(o.scenario() + ": an acquisition took " + r.longestGiveUpMillis() + " ms to give up (wait 5000 ms)");
                 }
             }
+            if (o.family()) {
+                failures.addAll(familyFailures(o));
+            }
         }
         return failures;
+    }
+
+    private static List<String> familyFailures(Outcome o) {
+        List<String> failures = new ArrayList<>();
+        HistoryChecker.Verdict v = o.verdict();
+        String what = o.promise() == Promise.READ_WRITE ? " critical sections with a writer in them" : " critical sections";
+        if (v.overlapsAmongOthers() > 0) {
+            failures.add(o.scenario() + ": " + v.overlapsAmongOthers() + " overlapping" + what
+                    + " not involving a holder stalled past its lease");
+        }
+        if (v.decreasingAmongOthers() > 0) {
+            failures.add(o.scenario() + ": " + v.decreasingAmongOthers()
+                    + " sections with a fencing token below an earlier section's, not from a holder stalled past its lease");
+        }
+        if (o.promise() == Promise.FAIR) {
+            FairQueueMonitor.Order.Result order = o.order();
+            if (order == null || order.checked() == 0) {
+                failures.add(o.scenario() + ": no grant could be checked against arrival order (no waiter seen queued)");
+            } else if (order.outOfOrder() > 0) {
+                failures.add(o.scenario() + ": " + order.outOfOrder() + " grants overtook a waiter that arrived before them: "
+                        + order.examples());
+            }
+        }
+        if (o.promise() == Promise.READ_WRITE && v.sharedOverlaps() == 0) {
+            failures.add(o.scenario() + ": no two readers ever read at once; the scenario did not exercise shared reads");
+        }
+        long bound = deadWaiterBound(o);
+        List<Long> slow = o.deadWaiterGaps().stream().filter(gap -> gap > bound).toList();
+        if (!slow.isEmpty()) {
+            failures.add(o.scenario() + ": killed waiting JVMs held the others up for " + slow + " ms, over the bound of "
+                    + bound + " ms");
+        }
+        return failures;
+    }
+
+    private static long deadWaiterBound(Outcome o) {
+        return o.promise() == Promise.FAIR ? FAIR_DEAD_WAITER_BOUND_MILLIS : READ_WRITE_DEAD_WAITER_BOUND_MILLIS;
+    }
+
+    /** The figures of a lock-family scenario, one line, for the console. */
+    static String familySummary(Outcome o) {
+        HistoryChecker.Verdict v = o.verdict();
+        FairQueueMonitor.Order.Result order = o.order();
+        return String.format(Locale.ROOT, "%s: %d sections (%d shared, %d reader overlaps), overlaps %d (%d not stalled), "
+                + "tokens duplicate %d decreasing %d (%d not stalled), stale accepted %d rejected %d, lost updates %d, "
+                + "kills %s, pause after killed holders ms %s, after killed waiting JVMs ms %s (bound %d), idle gaps p50/p99 %s%s, "
+                + "left behind %s", o.scenario(), v.sections(), v.sharedSections(), v.sharedOverlaps(), v.overlaps(),
+                v.overlapsAmongOthers(), v.duplicateTokens(), v.decreasingTokens(), v.decreasingAmongOthers(), v.staleAccepted(),
+                v.staleRejected(), v.lostUpdates(), o.kills(), holderGaps(o), o.deadWaiterGaps(), deadWaiterBound(o),
+                percentiles(v.idleGapMillis()), order == null ? "" : ", arrival order: " + order, o.leftovers());
+    }
+
+    /** The longest pause in the sections after each killed holder, in ms. */
+    private static List<Long> holderGaps(Outcome o) {
+        return o.verdict().faultGapMillis().entrySet().stream()
+                .filter(g -> !g.getKey().contains("not-holding")
+                        && (!g.getKey().startsWith("kill-waiter-") || g.getKey().contains("holding")))
+                .map(Map.Entry::getValue).toList();
+    }
+
+    private static String medianAndMax(List<Long> values) {
+        if (values.isEmpty()) {
+            return "–";
+        }
+        List<Long> sorted = new ArrayList<>(values);
+        sorted.sort(null);
+        return sorted.get(sorted.size() / 2) + " / " + sorted.get(sorted.size() - 1);
     }
 
     public static String report(List<Outcome> outcomes, int repetitions) {
@@ -697,7 +1076,7 @@ public final class ChaosRun implements AutoCloseable {
                 + "| paused holders that wrote after the pause | lost updates | stale writes accepted | stale writes rejected "
                 + "| duplicate / decreasing tokens | abandoned (isHeld false) | loss signalled | recovery p50 / p99 ms | left behind |\n");
         md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |\n");
-        for (Outcome o : outcomes) {
+        for (Outcome o : outcomes.stream().filter(o -> !o.family()).toList()) {
             HistoryChecker.Verdict v = o.verdict();
             boolean paused = o.promise() == Promise.EXCLUSION_APART_FROM_PAUSED;
             md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d / %d | %d | %s | %s | %s |%n",
@@ -726,13 +1105,21 @@ public final class ChaosRun implements AutoCloseable {
                         r.expectation() == RedlockExpectation.MAJORITY_DOWN ? r.giveUpsNamingCause() : "–",
                         r.gaveUp() == 0 ? "–" : r.longestGiveUpMillis()));
             }
+            }
+        List<Outcome> family = outcomes.stream().filter(Outcome::family).toList();
+        if (!family.isEmpty()) {
+            familyReport(md, family);
         }
         List<String> failures = failures(outcomes);
         md.append("\n## Verdict\n\n");
         if (failures.isEmpty()) {
             md.append("Every pass criterion held: no overlap where exclusion is promised, none between holders other than a ")
                     .append("paused one, no stale write accepted by the fenced resource, every paused holder told of its loss, ")
-                    .append("nothing left behind.\n");
+                    .append("nothing left behind")
+                    .append(family.isEmpty() ? "" : "; for the fair and the read/write lock, no writer overlapping anyone "
+                            + "(apart from holders stalled past their lease), no token below an earlier one, no grant "
+                            + "out of arrival order, every killed waiting JVM within its bound")
+                    .append(".\n");
         } else {
             failures.forEach(f -> md.append("- **").append(f).append("**\n"));
         }
@@ -745,6 +1132,57 @@ public final class ChaosRun implements AutoCloseable {
                 .append("lock can also let two holders overlap. Where exclusion is not promised, the overlaps above are what ")
                 .append("happened.\n");
         return md.toString();
+    }
+
+    private static void familyReport(StringBuilder md, List<Outcome> family) {
+        md.append("\n## The fair lock and the read/write lock under kill -9\n\n");
+        md.append("The same ").append(WORKERS).append(" worker JVMs x ").append(THREADS).append(" threads, resource and ")
+                .append("checker, with the fair lock (`acquireFair`) or the read/write lock (`acquireAll(keys, options, ")
+                .append("LockMode.READ | WRITE)`; ").append(Worker.READ_PERCENT).append(" % of the sections read: they ")
+                .append("take the read side, read the resource as shared readers and write nothing; the others take the ")
+                .append("write side, read and write back plus one). Each kill is SIGKILL of one worker JVM, replaced by a ")
+                .append("new one, ").append(FAMILY_KILL_SPACING_MILLIS).append(" ms apart. The holder killed is the one that ")
+                .append("entered its section last (a writer, or a reader, for the read/write lock); a waiting JVM is one ")
+                .append("with a thread waiting in Redis (the fair queue; the waiting writers or clients) and no thread ")
+                .append("inside its section. A killed holder that had left its section just before (\"had left\"), or a waiting JVM ")
+                .append("found inside its section right after the kill (\"found holding\"), is counted apart and its pause ")
+                .append("left out of its kind's figures.\n\n");
+        md.append("Promised and checked: for the fair lock, no two sections overlap; for the read/write lock, no ")
+                .append("writer's section overlaps any other section, reader's or writer's, while readers overlap each ")
+                .append("other. Fencing: each section's token is at least every earlier section's, and a writer's (or ")
+                .append("fair holder's) above every earlier one, readers of one read epoch sharing theirs; the fenced ")
+                .append("resource refuses a write below the highest token it saw, readers' included. Only a holder ")
+                .append("stalled past its lease (told so by the watchdog) is exempt, as in the table above. Fair lock: ")
+                .append("a monitor reads the lock's owner and queue from Redis in one script every 2 ms, and every ")
+                .append("owner seen queued before is checked to hold only when no waiter that arrived before it is ")
+                .append("still queued (the queue's arrival scores are set once per waiter, so this is exact for the ")
+                .append("grants it sees; owners that found the lock free with nobody queued are not checked). A killed ")
+                .append("waiting JVM may hold the others up at most ").append(FAIR_DEAD_WAITER_BOUND_MILLIS)
+                .append(" ms for the fair lock (the README's promise of about 650 ms, rounded up to a second, plus two ")
+                .append("seconds of scheduling on a loaded machine) and ").append(READ_WRITE_DEAD_WAITER_BOUND_MILLIS).append(" ms for the ")
+                .append("read/write lock (a dead waiting writer's entry lives up to the holder's lease plus a second, ")
+                .append("plus two seconds of scheduling): bounds that catch a stuck queue, while the figures below are ")
+                .append("what it cost, ")
+                .append("measured as the longest stretch with no section open that ends after the kill began and ")
+                .append("begins within ").append(HistoryChecker.FAULT_WINDOW_MILLIS).append(" ms after the killed JVM ")
+                .append("was gone.\n\n");
+        md.append("| scenario | critical sections (of them reads) | readers overlapping each other | kills: holders (had left) / waiting "
+                + "JVMs (found holding) | overlaps | overlaps not involving a stalled holder | duplicate / decreasing tokens "
+                + "(not stalled) | stale writes accepted / rejected | lost updates | grants checked for arrival order / out of order "
+                + "| pause after a killed holder p50 / max ms | pause after a killed waiting JVM p50 / max ms (bound) "
+                + "| pauses between sections p50 / p99 ms | left behind |\n");
+        md.append("| --- | ---: | ---: | --- | ---: | ---: | --- | --- | ---: | --- | --- | --- | --- | --- |\n");
+        for (Outcome o : family) {
+            HistoryChecker.Verdict v = o.verdict();
+            FairQueueMonitor.Order.Result order = o.order();
+            md.append(String.format(Locale.ROOT, "| %s | %d (%d) | %s | %d (%d) / %d (%d) | %d | %d | %d / %d (%d) | %d / %d | %d | %s | %s | %s | %s | %s |%n",
+                    o.scenario(), v.sections(), v.sharedSections(), o.promise() == Promise.READ_WRITE ? String.valueOf(v.sharedOverlaps()) : "–",
+                    o.kills().holders(), o.kills().holdersAfterLeaving(), o.kills().waiters(), o.kills().waitersFoundHolding(), v.overlaps(), v.overlapsAmongOthers(),
+                    v.duplicateTokens(), v.decreasingTokens(), v.decreasingAmongOthers(), v.staleAccepted(), v.staleRejected(),
+                    v.lostUpdates(), order == null ? "–" : order.checked() + " of " + order.grants() + " / " + order.outOfOrder(),
+                    medianAndMax(holderGaps(o)), o.deadWaiterGaps().isEmpty() ? "–" : medianAndMax(o.deadWaiterGaps()) + " (" + deadWaiterBound(o) + ")",
+                    percentiles(v.idleGapMillis()), o.leftovers()));
+        }
     }
 
     private static String percentiles(List<Long> values) {

@@ -9,19 +9,40 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Checks a recorded history against the mutex model. A critical section runs from a worker's read to
+ * Checks a recorded history against the lock's model. A critical section runs from a worker's read to
  * its write (or to its abandoning the write); sections that wrote must not overlap. Overlaps are also
  * counted apart from the sections of stalled holders: those the controller paused, and those told that their
  * lease ran out before they could renew it (a process starved of CPU on a loaded machine is paused just the
  * same). A stalled holder may overlap its successor (that is what fencing is for), but it must never make two
  * other holders overlap. A holder told that Redis no longer had its lock is not exempt: that is what a paused
  * holder's release deleting someone else's lock would look like.
+ * <p>
+ * Read/write histories add shared sections: a reader's, from its {@code shared-read} to its {@code shared-end}.
+ * Readers may overlap each other (counted apart, as {@link Verdict#sharedOverlaps()}); a writer overlapping anyone
+ * is an overlap. Tokens: an exclusive section's token must be above every token of the sections that began before
+ * it (readers' included); readers of one read epoch share a token, so only a token that an exclusive section shares
+ * with another section is a duplicate, and a reader's token below an earlier section's is a decrease. A stalled
+ * holder's late section may carry a token below its successor's; {@link Verdict#decreasingAmongOthers()} leaves
+ * those out, as the overlaps do. Readers of one epoch share a token, so a stalled reader exempts its whole epoch.
+ * <p>
+ * Pauses between sections: the idle gaps (no completed section open) measure how long the lock sat unused; the
+ * longest gap that ends after a fault began (its {@code -begin} mark, else its {@code -end} mark) and starts before
+ * {@link #FAULT_WINDOW_MILLIS} after the fault's {@code -end} mark is that fault's cost to the survivors
+ * ({@link Verdict#faultGapMillis()}, by the end mark's name).
  */
 public final class HistoryChecker {
 
+    /** How long after a fault's end mark an idle gap still counts towards that fault. */
+    static final long FAULT_WINDOW_MILLIS = 2500;
+
     /** What one history shows. */
     public record Verdict(int sections, int overlaps, int overlapsAmongOthers, int pausedWrites, int lostUpdates, int staleAccepted, int staleRejected,
-            int duplicateTokens, int decreasingTokens, int abandoned, Set<Long> lostTokens, List<Long> recoveryMillis) {
+            int duplicateTokens, int decreasingTokens, int abandoned, Set<Long> lostTokens, List<Long> recoveryMillis,
+            int sharedSections, int sharedOverlaps, int decreasingAmongOthers, Map<String, Long> faultGapMillis, List<Long> idleGapMillis) {
+    }
+
+    /** One completed critical section on the resource's clock; {@code shared} for a reader's. */
+    private record Section(long start, long end, long token, String worker, boolean shared) {
     }
 
     private HistoryChecker() {
@@ -39,8 +60,7 @@ public final class HistoryChecker {
         List<Event> events = new ArrayList<>(history);
         events.sort(Comparator.comparingLong(Event::nanos));
         Map<String, Event> open = new HashMap<>();
-        List<long[]> sections = new ArrayList<>(); // start, end, token
-        List<String> sectionWorkers = new ArrayList<>();
+        List<Section> sections = new ArrayList<>();
         int abandoned = 0;
         int staleAccepted = 0;
         int staleRejected = 0;
@@ -51,15 +71,14 @@ public final class HistoryChecker {
         Set<Long> stalledTokens = new HashSet<>(pausedTokens);
         for (Event e : events) {
             switch (e.type()) {
-                case "read" -> {
+                case "read", "shared-read" -> {
                     open.put(e.worker(), e);
                     highestSeen = Math.max(highestSeen, e.token());
                 }
                 case "write" -> {
                     Event read = open.remove(e.worker());
                     if (read != null) {
-                        sections.add(new long[] {read.nanos(), e.nanos(), e.token()});
-                        sectionWorkers.add(e.worker());
+                        sections.add(new Section(read.nanos(), e.nanos(), e.token(), e.worker(), false));
                     }
                     boolean stale = e.token() < highestSeen;
                     if (e.accepted()) {
@@ -69,6 +88,12 @@ public final class HistoryChecker {
                         staleRejected++;
                     }
                     highestSeen = Math.max(highestSeen, e.token());
+                }
+                case "shared-end" -> {
+                    Event read = open.remove(e.worker());
+                    if (read != null) {
+                        sections.add(new Section(read.nanos(), e.nanos(), read.token(), e.worker(), true));
+                    }
                 }
                 case "abandon" -> {
                     open.remove(e.worker());
@@ -84,41 +109,59 @@ public final class HistoryChecker {
                 }
             }
         }
+        sections.sort(Comparator.comparingLong(Section::start));
         int overlaps = 0;
         int overlapsAmongOthers = 0;
+        int sharedOverlaps = 0;
         for (int i = 0; i < sections.size(); i++) {
-            for (int j = i + 1; j < sections.size(); j++) {
-                long[] a = sections.get(i);
-                long[] b = sections.get(j);
-                if (a[0] < b[1] && b[0] < a[1] && !sectionWorkers.get(i).equals(sectionWorkers.get(j))) {
-                    overlaps++;
-                    if (!stalledTokens.contains(a[2]) && !stalledTokens.contains(b[2])) {
-                        overlapsAmongOthers++;
-                    }
+            Section a = sections.get(i);
+            for (int j = i + 1; j < sections.size() && sections.get(j).start() < a.end(); j++) {
+                Section b = sections.get(j);
+                if (a.worker().equals(b.worker())) {
+                    continue;
+                }
+                if (a.shared() && b.shared()) {
+                    sharedOverlaps++;
+                    continue;
+                }
+                overlaps++;
+                if (!stalledTokens.contains(a.token()) && !stalledTokens.contains(b.token())) {
+                    overlapsAmongOthers++;
                 }
             }
         }
-        int pausedWrites = (int) sections.stream().filter(s -> pausedTokens.contains(s[2])).count();
-        // tokens in the order sections began: duplicates (two sections, one token) and decreases
-        List<long[]> byStart = new ArrayList<>(sections);
-        byStart.sort(Comparator.comparingLong(s -> s[0]));
-        Set<Long> tokens = new HashSet<>();
+        int pausedWrites = (int) sections.stream().filter(s -> !s.shared() && pausedTokens.contains(s.token())).count();
+        // tokens in the order sections began: duplicates (a token an exclusive section shares) and decreases
+        Map<Long, Boolean> tokenOnlyShared = new HashMap<>();
         int duplicates = 0;
         int decreasing = 0;
+        int decreasingAmongOthers = 0;
         long previous = 0;
-        for (long[] s : byStart) {
-            if (!tokens.add(s[2])) {
+        for (Section s : sections) {
+            Boolean onlyShared = tokenOnlyShared.get(s.token());
+            if (onlyShared != null && !(onlyShared && s.shared())) {
                 duplicates++;
             }
-            if (s[2] < previous) {
+            tokenOnlyShared.put(s.token(), (onlyShared == null || onlyShared) && s.shared());
+            if (s.token() < previous) {
                 decreasing++;
+                if (!stalledTokens.contains(s.token())) {
+                    decreasingAmongOthers++;
+                }
             }
-            previous = Math.max(previous, s[2]);
+            previous = Math.max(previous, s.token());
         }
         List<Long> recoveries = new ArrayList<>();
+        Map<String, long[]> faults = new java.util.LinkedHashMap<>(); // end mark -> its fault's begin, end
+        long begin = -1;
         for (int i = 0; i < events.size(); i++) {
             Event e = events.get(i);
+            if (e.type().equals("mark") && e.worker().endsWith("-begin")) {
+                begin = e.nanos();
+            }
             if (e.type().equals("mark") && e.worker().endsWith("-end")) {
+                faults.put(e.worker(), new long[] {begin < 0 ? e.nanos() : begin, e.nanos()});
+                begin = -1;
                 for (int j = i + 1; j < events.size(); j++) {
                     if (events.get(j).type().equals("write") && events.get(j).accepted()) {
                         recoveries.add((events.get(j).nanos() - e.nanos()) / 1_000_000);
@@ -127,8 +170,29 @@ public final class HistoryChecker {
                 }
             }
         }
+        List<long[]> gaps = idleGaps(sections);
+        List<Long> idleGapMillis = gaps.stream().map(g -> (g[1] - g[0]) / 1_000_000).toList();
+        Map<String, Long> faultGaps = new java.util.LinkedHashMap<>();
+        long window = FAULT_WINDOW_MILLIS * 1_000_000;
+        faults.forEach((mark, fault) -> gaps.stream().filter(g -> g[1] > fault[0] && g[0] < fault[1] + window)
+                .mapToLong(g -> (g[1] - g[0]) / 1_000_000).max().ifPresent(gap -> faultGaps.put(mark, gap)));
         int lostUpdates = (int) Math.max(0, acceptedWrites - finalValue);
+        int sharedSections = (int) sections.stream().filter(Section::shared).count();
         return new Verdict(sections.size(), overlaps, overlapsAmongOthers, pausedWrites, lostUpdates, staleAccepted,
-                staleRejected, duplicates, decreasing, abandoned, lostTokens, recoveries);
+                staleRejected, duplicates, decreasing, abandoned, lostTokens, recoveries, sharedSections, sharedOverlaps,
+                decreasingAmongOthers, faultGaps, idleGapMillis);
+    }
+
+    /** The stretches in which no completed section was open, between the first section's start and the last's end. */
+    private static List<long[]> idleGaps(List<Section> byStart) {
+        List<long[]> gaps = new ArrayList<>();
+        long busyUntil = Long.MIN_VALUE;
+        for (Section s : byStart) {
+            if (busyUntil != Long.MIN_VALUE && s.start() > busyUntil) {
+                gaps.add(new long[] {busyUntil, s.start()});
+            }
+            busyUntil = Math.max(busyUntil, s.end());
+        }
+        return gaps;
     }
 }

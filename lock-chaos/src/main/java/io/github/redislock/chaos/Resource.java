@@ -22,7 +22,12 @@ import com.sun.net.httpserver.HttpServer;
  * <p>
  * {@code GET /read?worker=&token=}, {@code POST /write?worker=&token=&value=}, {@code POST /event?type=&worker=&token=},
  * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder},
- * {@code POST /trap}, {@code GET /trapped}, {@code POST /spring} (catch the next reader inside its section).
+ * {@code GET /holders}, {@code POST /trap?shared=}, {@code GET /trapped}, {@code POST /spring} (catch the next reader
+ * inside its section; with {@code shared}, the next shared or the next exclusive one).
+ * <p>
+ * A read/write lock's reader reads with {@code shared=true} (recorded as {@code shared-read}) and ends its section
+ * with {@code /event?type=shared-end}; it writes nothing. Its token counts towards the highest seen, so a fenced
+ * resource refuses a write whose token is below a reader's that came before it.
  */
 public final class Resource {
 
@@ -31,6 +36,8 @@ public final class Resource {
     private boolean fenced;
     /** Whether the next read is held back (see {@code /trap}); the held read, once one was; what lets it go. */
     private boolean trapArmed;
+    /** Which reads the trap catches: {@code null} any, else only shared ({@code true}) or only exclusive ones. */
+    private Boolean trapShared;
     private Event trapped;
     private CountDownLatch trapRelease = new CountDownLatch(0);
     private long value;
@@ -58,11 +65,11 @@ public final class Resource {
             switch (path) {
                 case "/read" -> {
                     highestToken = Math.max(highestToken, token);
-                    Event read = new Event(now, "read", worker, token, value, true);
+                    Event read = new Event(now, "true".equals(q.get("shared")) ? "shared-read" : "read", worker, token, value, true);
                     history.add(read);
                     openSections.put(worker, read);
                     body = Long.toString(value);
-                    if (trapArmed) {
+                    if (trapArmed && (trapShared == null || trapShared == read.type().equals("shared-read"))) {
                         trapArmed = false;
                         trapped = read;
                         holdReply = trapRelease;
@@ -81,7 +88,7 @@ public final class Resource {
                 }
                 case "/event" -> {
                     history.add(new Event(now, q.get("type"), worker, token, 0, true));
-                    if ("abandon".equals(q.get("type"))) {
+                    if ("abandon".equals(q.get("type")) || "shared-end".equals(q.get("type"))) {
                         openSections.remove(worker);
                     }
                     body = "ok";
@@ -96,6 +103,7 @@ public final class Resource {
                     trapRelease.countDown();
                     trapRelease = new CountDownLatch(1);
                     trapArmed = true;
+                    trapShared = q.containsKey("shared") ? Boolean.valueOf(q.get("shared")) : null;
                     trapped = null;
                     body = "ok";
                 }
@@ -120,6 +128,12 @@ public final class Resource {
                     // the worker whose critical section started last and has not ended
                     body = openSections.values().stream().max(java.util.Comparator.comparingLong(Event::nanos))
                             .map(e -> e.worker() + " " + e.token()).orElse("");
+                }
+                case "/holders" -> {
+                    // every worker thread inside a section now, one a line
+                    StringBuilder sb = new StringBuilder();
+                    openSections.keySet().forEach(w -> sb.append(w).append('\n'));
+                    body = sb.toString();
                 }
                 case "/history" -> {
                     StringBuilder sb = new StringBuilder();

@@ -12,8 +12,10 @@ import java.util.concurrent.ThreadLocalRandom;
 import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockLostException;
 import io.github.redislock.core.LockLostListener;
+import io.github.redislock.core.LockMode;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
+import io.github.redislock.core.MultiLockHandle;
 import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
@@ -24,16 +26,23 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * A worker JVM: threads that take the lock, read the resource, sleep 5-30 ms, and write it back
- * plus one, until the end time. {@code lock=broken} swaps the engine for a deliberately broken lock
- * (GET, then SET), for the checker's self-test.
+ * plus one, until the end time. The lock is {@code engine} (the exclusive lock), {@code fair} (the fair lock,
+ * {@code acquireFair}), {@code rw} (the read/write lock: 70 % of the sections take the read side and only read,
+ * the others take the write side and read, then write) or {@code broken}: a deliberately broken lock (GET, then
+ * SET), for the checker's self-test.
  * <p>
  * Arguments: {@code <id> <redis port> <resource port> <threads> <lease ms> <check isHeld: true|false>
- * <end epoch ms> <engine|broken|redlock:port,port,...>}; {@code redlock:} locks with a {@link RedlockTemplate} over
- * independent masters on those ports (the Redis port is then unused).
+ * <end epoch ms> <engine|fair|rw|broken|redlock:port,port,...>}; {@code redlock:} locks with a {@link RedlockTemplate}
+ * over independent masters on those ports (the Redis port is then unused).
  */
 public final class Worker {
 
     static final String KEY = "chaos";
+    /** The share of read/write sections that only read. */
+    static final int READ_PERCENT = 70;
+
+    /** How long a section waits for the lock before it gives up and tries again. */
+    static final Duration WAIT = Duration.ofSeconds(5);
 
     private static volatile boolean stopped;
 
@@ -57,9 +66,10 @@ public final class Worker {
         long leaseMillis = Long.parseLong(args[4]);
         boolean checkHeld = Boolean.parseBoolean(args[5]);
         long endAt = Long.parseLong(args[6]);
-        boolean broken = "broken".equals(args[7]);
-        List<Integer> redlockPorts = args[7].startsWith("redlock:")
-                ? java.util.Arrays.stream(args[7].substring("redlock:".length()).split(",")).map(Integer::valueOf).toList()
+        String lockType = args[7];
+        boolean broken = "broken".equals(lockType);
+        List<Integer> redlockPorts = lockType.startsWith("redlock:")
+                ? java.util.Arrays.stream(lockType.substring("redlock:".length()).split(",")).map(Integer::valueOf).toList()
                 : List.of();
 
         JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", redisPort),
@@ -82,10 +92,8 @@ public final class Worker {
         if (redlock != null) {
             redlock.addLockLostListener(lossRecorder);
         }
-        java.util.function.Supplier<LockHandle> acquire = redlock != null
-                ? () -> redlock.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)))
-                : () -> locks.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(5)));
-        System.out.println("worker " + id + " ready, pid " + ProcessHandle.current().pid());
+        // the controller maps the owner ids it sees in Redis (client id:thread:acquisition) back to this process
+        System.out.println("worker " + id + " ready, pid " + ProcessHandle.current().pid() + ", client " + locks.clientId());
 
         // the controller closes our stdin to stop us
         Thread stopper = new Thread(() -> {
@@ -106,10 +114,20 @@ public final class Worker {
             Thread thread = new Thread(() -> {
                 while (!stopped && System.currentTimeMillis() < endAt) {
                     try {
-                        if (broken) {
-                            worker.brokenSection(name, redis);
-                        } else {
-                            worker.section(name, acquire);
+                        switch (lockType) {
+                            case "broken" -> worker.brokenSection(name, redis);
+                            case "fair" -> worker.section(name, () -> locks.acquireFair(KEY, LockOptions.waitFor(WAIT)));
+                            case "rw" -> {
+                                if (ThreadLocalRandom.current().nextInt(100) < READ_PERCENT) {
+                                    worker.readSection(name, locks);
+                                } else {
+                                    worker.section(name, () -> asHandle(
+                                            locks.acquireAll(List.of(KEY), LockOptions.waitFor(WAIT), LockMode.WRITE)));
+                                }
+                            }
+                            default -> worker.section(name, redlock != null
+                                    ? () -> redlock.acquire(KEY, LockOptions.waitFor(WAIT))
+                                    : () -> locks.acquire(KEY, LockOptions.waitFor(WAIT)));
                         }
                     } catch (RuntimeException e) {
                         System.out.println(name + " section failed: " + e + (e.getCause() == null ? "" : " caused by " + e.getCause()));
@@ -180,6 +198,59 @@ public final class Worker {
                 System.out.println(name + " release failed: " + e);
             }
         }
+    }
+
+    /**
+     * A reader's section: takes the read side, reads the resource as a shared reader (other readers may read at the
+     * same time, no writer may), sleeps 5-30 ms, and says it is done; it writes nothing.
+     */
+    private void readSection(String name, RedisLockTemplate locks) {
+        MultiLockHandle lock;
+        try {
+            lock = locks.acquireAll(List.of(KEY), LockOptions.waitFor(WAIT), LockMode.READ);
+        } catch (LockNotAcquiredException e) {
+            System.out.println(name + " gave up reading: " + e.getMessage());
+            return;
+        }
+        long token = lock.fencingToken(KEY);
+        try {
+            get("/read?shared=true&worker=" + name + "&token=" + token);
+            pause(ThreadLocalRandom.current().nextInt(5, 31));
+            post("/event?type=shared-end&worker=" + name + "&token=" + token);
+        } finally {
+            try {
+                lock.release();
+            } catch (LockLostException lost) {
+                record("/event?type=lost&worker=" + name + "&token=" + token);
+            } catch (RuntimeException e) {
+                System.out.println(name + " release failed: " + e);
+            }
+        }
+    }
+
+    /** The write side of the read/write lock, seen as a {@link LockHandle} so a writer runs the exclusive section. */
+    private static LockHandle asHandle(MultiLockHandle write) {
+        return new LockHandle() {
+            @Override
+            public String key() {
+                return KEY;
+            }
+
+            @Override
+            public long fencingToken() {
+                return write.fencingToken(KEY);
+            }
+
+            @Override
+            public boolean isHeld() {
+                return write.isHeld();
+            }
+
+            @Override
+            public void release() {
+                write.release();
+            }
+        };
     }
 
     /** The self-test's broken lock: check, then set, in two commands; two workers can both pass the check. */

@@ -10,7 +10,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The short fault run inside {@code ./mvnw verify}: every scenario of the full suite, fewer
- * repetitions. The full run ({@code ChaosRun.main}) repeats each fault 20 times and writes docs/reliability.md.
+ * repetitions, and one trial of each replica-ack Sentinel failover. The full run ({@code ChaosRun.main}) repeats each
+ * fault 20 times, runs 10 trials of each failover scenario, and writes docs/reliability.md.
+ * The fair and read/write lock's kills run as one scenario per lock here, each repetition killing every kind once.
  */
 class ChaosSuiteTest {
 
@@ -36,10 +38,38 @@ class ChaosSuiteTest {
     }
 
     @Test
+    void withReplicaAckASentinelFailoverMakesNoSecondHolderAndNoDuplicateToken() throws Exception {
+        for (boolean replicaPaused : new boolean[] {false, true}) {
+            SentinelFailover.Outcome outcome = SentinelFailover.scenario("replica-ack 1, replica "
+                    + (replicaPaused ? "paused" : "live"), true, replicaPaused, 1);
+            System.out.println(SentinelFailover.report(List.of(outcome)));
+            assertThat(outcome.failures()).isEmpty();
+            assertThat(outcome.verdict().overlaps()).isZero();
+            assertThat(outcome.verdict().duplicateTokens()).isZero();
+            assertThat(outcome.aHeldAtKill() + outcome.aRefused()).as("A either held or was refused").isEqualTo(1);
+            if (replicaPaused) {
+                assertThat(outcome.aRefused()).as("no replica acknowledged A's acquisition").isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
     void everyPassCriterionHoldsUnderEveryFault() throws Exception {
         int repetitions = Integer.getInteger("chaos.short-repetitions", 2);
-        List<ChaosRun.Outcome> outcomes = run.all(repetitions);
+        List<ChaosRun.Outcome> outcomes = run.exclusiveLockScenarios(repetitions);
         System.out.println(ChaosRun.report(outcomes, repetitions));
         assertThat(ChaosRun.failures(outcomes)).isEmpty();
+    }
+
+    @Test
+    void theFairAndReadWriteLocksKeepTheirModelsWhenHoldersAndWaitersAreKilled() throws Exception {
+        int repetitions = Integer.getInteger("chaos.short-family-repetitions", 1);
+        List<ChaosRun.Outcome> outcomes = run.lockFamilyScenarios(repetitions, true);
+        System.out.println(ChaosRun.report(outcomes, repetitions));
+        assertThat(ChaosRun.failures(outcomes)).isEmpty();
+        for (ChaosRun.Outcome outcome : outcomes) {
+            assertThat(outcome.kills().waiters()).as(outcome.scenario() + ": waiting JVMs killed").isEqualTo(repetitions);
+            assertThat(outcome.kills().holders()).as(outcome.scenario() + ": holders killed").isPositive();
+        }
     }
 }

@@ -61,7 +61,11 @@ public final class RedisSentinelProcesses implements AutoCloseable {
         return Integer.parseInt(reply.lines().skip(1).findFirst().orElseThrow());
     }
 
-    private void awaitReplicaInSync() {
+    /**
+     * Waits (up to 20 s) until the replica is linked to its master: after the deployment starts, or after the replica
+     * was paused and resumed.
+     */
+    public void awaitReplicaInSync() {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (System.nanoTime() < end) {
             if (replica.command("INFO", "replication").contains("master_link_status:up")) {

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -30,7 +31,11 @@ import java.util.stream.Stream;
  */
 public final class RedisServerProcess implements AutoCloseable {
 
-    private static final int MACHINE_REDIS_PORT = 6379;
+    /** Redis Cluster binds its bus on the port plus this. */
+    private static final int BUS_OFFSET = 10000;
+    /** Ports are drawn from [11000, 22500): they and their bus ports stay below the ephemeral range. */
+    private static final int FIRST_PORT = 11000;
+    private static final int PORT_SPAN = 11500;
 
     /** Servers still running when the JVM exits (a test run stopped with Ctrl-C, say) are killed with it. */
     private static final java.util.Set<Process> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -292,20 +297,30 @@ public final class RedisServerProcess implements AutoCloseable {
         return sb.toString();
     }
 
-    /** A free TCP port on loopback that is not the machine's Redis port. */
+    /**
+     * A loopback port that is free, and whose cluster bus port (port + 10000) is free too. Both are drawn below
+     * the kernel's ephemeral range (32768 and up on Linux), so an outgoing connection of any process cannot
+     * take either of them between this check and the server's bind; the machine's Redis (6379) is below them.
+     */
     public static int freePort() {
-        for (int i = 0; i < 100; i++) {
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                int port = socket.getLocalPort();
-                // Redis Cluster also binds port + 10000 for its bus.
-                if (port != MACHINE_REDIS_PORT && port + 10000 <= 65535) {
-                    return port;
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
+        for (int i = 0; i < 1000; i++) {
+            int port = ThreadLocalRandom.current().nextInt(FIRST_PORT, FIRST_PORT + PORT_SPAN);
+            if (isFree(port) && isFree(port + BUS_OFFSET)) {
+                return port;
             }
         }
-        throw new IllegalStateException("no free loopback port");
+        throw new IllegalStateException("no free loopback port between " + FIRST_PORT + " and " + (FIRST_PORT + PORT_SPAN)
+                + " whose port + " + BUS_OFFSET + " is free too");
+    }
+
+    private static boolean isFree(int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(false);
+            socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private static Path binaryPath;

@@ -53,7 +53,8 @@ class SampleApplicationTest {
                 "--server.port=0",
                 "--spring.data.redis.port=" + redis.port(),
                 "--sample.report-job.cron=* * * * * *",
-                "--sample.report-job.work-millis=400"));
+                "--sample.report-job.work-millis=400",
+                "--sample.report-job.hold-at-least=800ms"));
         args.addAll(List.of(extraArgs));
         return new SpringApplicationBuilder(SampleApplication.class).run(args.toArray(String[]::new));
     }
@@ -136,6 +137,21 @@ class SampleApplicationTest {
         Map<Instant, List<String>> byTick = runs.stream().collect(Collectors.groupingBy(
                 run -> Instant.parse(run.substring(run.indexOf(" at ") + 4)).truncatedTo(ChronoUnit.SECONDS)));
         assertThat(byTick.values()).allSatisfy(tick -> assertThat(tick).hasSize(1));
+    }
+
+    @Test
+    void theActuatorShowsTheLocksTheirHealthAndTheirMetrics() throws Exception {
+        post(first, "/flash-sale/camera/rush?stock=5&buyers=10&locked=true");
+        Map<?, ?> locks = get(first, "/actuator/locks");
+        assertThat(locks.get("clientId").toString()).hasSize(32);
+        assertThat(locks.get("held")).isInstanceOf(List.class);
+        assertThat(locks.get("waiting")).isInstanceOf(List.class);
+        Map<?, ?> health = get(first, "/actuator/health/lock");
+        assertThat(health.get("status")).isEqualTo("UP");
+        Map<?, ?> acquire = get(first, "/actuator/metrics/redis.lock.acquire");
+        assertThat(acquire.get("availableTags").toString()).contains("outcome").contains("acquired").contains("name");
+        assertThat(get(first, "/actuator/metrics/redis.lock.held").get("name")).isEqualTo("redis.lock.held");
+        assertThat(get(first, "/actuator/metrics/redis.lock.active").get("name")).isEqualTo("redis.lock.active");
     }
 
     @Test

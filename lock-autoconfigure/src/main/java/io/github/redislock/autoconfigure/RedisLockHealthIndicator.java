@@ -1,0 +1,49 @@
+package io.github.redislock.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.redislock.core.RedisLockDiagnostics;
+import io.github.redislock.core.RedisLockTemplate;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+
+/**
+ * The {@code lock} entry of {@code /actuator/health}: DOWN while a held lock's watchdog renewals have failed for
+ * longer than a third of the lease (its next renewal was due a third of the lease after the last successful one, and
+ * is overdue by more than another third), so the lock will be lost unless Redis answers soon; UP otherwise. Its
+ * details name the locks at fault.
+ */
+public class RedisLockHealthIndicator implements HealthIndicator {
+
+    private final RedisLockTemplate template;
+
+    public RedisLockHealthIndicator(RedisLockTemplate template) {
+        this.template = template;
+    }
+
+    @Override
+    public Health health() {
+        Duration limit = template.config().watchdogLease().dividedBy(3);
+        List<RedisLockDiagnostics.HeldLock> held = template.diagnostics().heldLocks();
+        List<Map<String, Object>> failing = held.stream()
+                .filter(lock -> lock.renewing() && lock.renewalOverdue().compareTo(limit) > 0)
+                .map(lock -> {
+                    Map<String, Object> detail = new LinkedHashMap<>();
+                    detail.put("key", lock.key());
+                    detail.put("name", lock.name());
+                    detail.put("renewalOverdueMs", lock.renewalOverdue().toMillis());
+                    detail.put("leaseLeftMs", lock.leaseLeft() == null ? null : lock.leaseLeft().toMillis());
+                    return detail;
+                })
+                .toList();
+        Health.Builder health = failing.isEmpty() ? Health.up() : Health.down();
+        health.withDetail("held", held.size()).withDetail("renewalOverdueLimitMs", limit.toMillis());
+        if (!failing.isEmpty()) {
+            health.withDetail("failingRenewals", failing);
+        }
+        return health.build();
+    }
+}

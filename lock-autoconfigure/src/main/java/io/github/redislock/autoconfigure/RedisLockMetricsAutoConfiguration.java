@@ -1,0 +1,55 @@
+package io.github.redislock.autoconfigure;
+
+import io.github.redislock.core.RedisLockTemplate;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Micrometer metrics ({@link RedisLockMetrics}) and observations ({@link RedisLockObservations}) of the locks, when
+ * Micrometer is on the classpath and the application has a {@code MeterRegistry} / {@code ObservationRegistry}
+ * (Spring Boot's Actuator provides both).
+ */
+@AutoConfiguration(after = RedisLockAutoConfiguration.class, afterName = {
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"})
+@ConditionalOnClass({RedisLockTemplate.class, ObservationRegistry.class})
+public final class RedisLockMetricsAutoConfiguration {
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    @ConditionalOnBean({RedisLockTemplate.class, MeterRegistry.class})
+    @ConditionalOnBooleanProperty(name = "redis-lock.metrics.enabled", matchIfMissing = true)
+    static final class Metrics {
+
+        @Bean
+        @ConditionalOnMissingBean
+        RedisLockMetrics redisLockMetrics(RedisLockTemplate template, MeterRegistry registry) {
+            RedisLockMetrics metrics = new RedisLockMetrics(registry, template.diagnostics());
+            template.addObserver(metrics);
+            return metrics;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean({RedisLockTemplate.class, ObservationRegistry.class})
+    @ConditionalOnBooleanProperty(name = "redis-lock.observations.enabled", matchIfMissing = true)
+    static final class Observations {
+
+        @Bean
+        @ConditionalOnMissingBean
+        RedisLockObservations redisLockObservations(RedisLockTemplate template, ObservationRegistry registry) {
+            RedisLockObservations observations = new RedisLockObservations(registry);
+            template.addObserver(observations);
+            return observations;
+        }
+    }
+}

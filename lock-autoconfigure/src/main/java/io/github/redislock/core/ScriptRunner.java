@@ -1,0 +1,207 @@
+package io.github.redislock.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.function.LongConsumer;
+import java.util.function.LongPredicate;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.InvalidDataAccessApiUsageException;
+import org.springframework.data.redis.RedisSystemException;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs the lock scripts, and is the one place that knows about replica acknowledgement
+ * ({@link RedisLockConfig.ReplicaAck}).
+ * <p>
+ * With it on, a script that grants or extends a lock is followed by {@code WAIT replicas timeout}. WAIT cannot run
+ * inside Lua, and it waits for the writes of the connection it is sent on, so both go in one pipeline: a pipeline
+ * keeps to one connection with every driver Spring Data Redis offers (a pooled Jedis connection; Jedis's
+ * {@code UnifiedJedis}, whose plain calls may each take another pooled connection; and Lettuce, whose plain calls
+ * share one native connection that a blocking WAIT would stall for every caller of the application, while its
+ * pipelines run on a dedicated connection). Redis Cluster is refused: its WAIT answers for one shard's replicas only,
+ * and the cluster connection cannot promise the WAIT reaches the node that ran the script.
+ * <p>
+ * Without acknowledgement, a script runs with EVALSHA (EVAL when Redis answers NOSCRIPT), as
+ * {@link StringRedisTemplate#execute(RedisScript, List, Object...)} does, but straight on a connection of the
+ * template's factory with the keys and arguments encoded once: the template's own path wraps every call's connection
+ * in a new proxy and a {@code DefaultStringRedisConnection} and serializes through its serializers, which cost more
+ * client time than the script call itself (measured with JFR on the uncontended lock+unlock path). That connection is
+ * the factory's own, never one bound to the caller's thread: a lock takes effect at once, also inside a Redis
+ * transaction of the caller's. A template of a subclass (one that records or traces its script calls, say) still
+ * sees every call: its {@code execute} is used as it is.
+ */
+final class ScriptRunner {
+
+    private static final Logger log = LoggerFactory.getLogger(ScriptRunner.class);
+    private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
+            ScriptRunner.class.getClassLoader());
+
+    private final StringRedisTemplate redis;
+    /** Whether scripts run straight on the factory's connections (a plain template) or through its execute. */
+    private final boolean direct;
+    private final RedisLockConfig.ReplicaAck replicaAck;
+    private final byte[][] waitArgs;
+
+    ScriptRunner(StringRedisTemplate redis, RedisLockConfig.ReplicaAck replicaAck) {
+        this.redis = redis;
+        this.direct = redis.getClass() == StringRedisTemplate.class;
+        this.replicaAck = replicaAck;
+        this.waitArgs = new byte[][] {bytes(Integer.toString(replicaAck.replicas())),
+                bytes(Long.toString(replicaAck.timeout().toMillis()))};
+    }
+
+    /** Runs a script whose writes need no acknowledgement (a release, a withdrawal, a read). */
+    Long run(RedisScript<Long> script, List<String> keys, String... args) {
+        if (!direct) {
+            return redis.execute(script, keys, (Object[]) args);
+        }
+        byte[][] keysAndArgs = keysAndArgs(keys, args);
+        RedisConnectionFactory factory = redis.getRequiredConnectionFactory();
+        try (RedisConnection connection = factory.getConnection()) {
+            try {
+                return connection.scriptingCommands().evalSha(script.getSha1(), ReturnType.INTEGER, keys.size(), keysAndArgs);
+            } catch (RuntimeException e) {
+                if (!isNoScript(e)) {
+                    throw e;
+                }
+                // not in this server's script cache (a restart, a failover, SCRIPT FLUSH): EVAL loads it
+                return connection.scriptingCommands().eval(bytes(script.getScriptAsString()), ReturnType.INTEGER,
+                        keys.size(), keysAndArgs);
+            }
+        }
+    }
+
+    private static byte[][] keysAndArgs(List<String> keys, String[] args) {
+        byte[][] keysAndArgs = new byte[keys.size() + args.length][];
+        for (int i = 0; i < keys.size(); i++) {
+            keysAndArgs[i] = bytes(keys.get(i));
+        }
+        for (int i = 0; i < args.length; i++) {
+            keysAndArgs[keys.size() + i] = bytes(args[i]);
+        }
+        return keysAndArgs;
+    }
+
+    /**
+     * Runs a script that may grant or extend a lock; with replica acknowledgement on, then waits for the replicas.
+     *
+     * @param wrote whether a reply means the script granted or extended something a holder will rely on
+     * @param undo takes back what such a reply granted, when too few replicas acknowledged it; {@code null} for a
+     *        renewal, which is only reported as failed
+     * @param what what the script did, for the error: "the acquisition", "the renewal"
+     * @throws ReplicaAckException when {@code wrote} and fewer replicas acknowledged than required (after the undo)
+     */
+    Long runAcknowledged(RedisScript<Long> script, List<String> keys, LongPredicate wrote, LongConsumer undo, String what,
+            String... args) {
+        if (!replicaAck.enabled()) {
+            return run(script, keys, args);
+        }
+        // exposed: the driver's own connection, not a proxy, so the Lettuce one can be told apart
+        long[] replyAndAcks = redis.execute((RedisCallback<long[]>) connection -> {
+            try {
+                return scriptThenWait(connection, script, keys, args);
+            } catch (DataAccessException e) {
+                throw e;
+            } catch (RuntimeException e) { // a pipeline's driver exceptions are not translated (Jedis's broken connection)
+                throw new RedisSystemException("Redis failed to run a lock script and its WAIT: " + e.getMessage(), e);
+            }
+        }, true);
+        long reply = replyAndAcks[0];
+        long acknowledged = replyAndAcks[1];
+        if (!wrote.test(reply) || acknowledged >= replicaAck.replicas()) {
+            return reply;
+        }
+        String outcome = "";
+        if (undo != null) {
+            try {
+                undo.accept(reply);
+                outcome = "; it was taken back";
+            } catch (RuntimeException e) {
+                log.warn("Could not take back a lock grant that too few replicas acknowledged; its lease ends it", e);
+                outcome = "; taking it back failed too (" + e.getMessage() + "), so its lease ends it";
+            }
+        }
+        throw new ReplicaAckException(what, acknowledged, replicaAck.replicas(), replicaAck.timeout(), outcome);
+    }
+
+    private long[] scriptThenWait(RedisConnection connection, RedisScript<Long> script, List<String> keys, String[] args) {
+        if (connection instanceof RedisClusterConnection) {
+            throw new InvalidDataAccessApiUsageException("redis-lock.replica-ack works with a single master and its "
+                    + "replicas (standalone or Sentinel), not with Redis Cluster; set redis-lock.replica-ack.replicas=0");
+        }
+        byte[][] keysAndArgs = keysAndArgs(keys, args);
+        try {
+            return pipelined(connection, () -> connection.scriptingCommands()
+                    .evalSha(script.getSha1(), ReturnType.INTEGER, keys.size(), keysAndArgs));
+        } catch (RuntimeException e) {
+            if (!isNoScript(e)) {
+                throw e;
+            }
+            // not loaded on this server yet (or it restarted): EVAL loads it, as RedisTemplate does on NOSCRIPT
+            return pipelined(connection, () -> connection.scriptingCommands()
+                    .eval(bytes(script.getScriptAsString()), ReturnType.INTEGER, keys.size(), keysAndArgs));
+        }
+    }
+
+    private long[] pipelined(RedisConnection connection, Runnable script) {
+        connection.openPipeline();
+        List<Object> results;
+        try {
+            script.run();
+            if (LETTUCE_PRESENT && LettuceWait.handles(connection)) {
+                LettuceWait.send(connection, waitArgs);
+            } else {
+                connection.execute("WAIT", waitArgs);
+            }
+        } finally {
+            results = connection.closePipeline();
+        }
+        return new long[] {toLong(results.get(0)), toLong(results.get(1))};
+    }
+
+    private static long toLong(Object result) {
+        if (result instanceof Number number) {
+            return number.longValue();
+        }
+        throw new IllegalStateException("unexpected reply to a lock script or WAIT: " + result);
+    }
+
+    private static boolean isNoScript(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains("NOSCRIPT")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Spring Data Redis's Lettuce connection reads the reply of a command it has no type for as a bulk string, which
+     * WAIT's integer reply is not; only loaded when Lettuce is on the class path.
+     */
+    private static final class LettuceWait {
+
+        static boolean handles(RedisConnection connection) {
+            return connection instanceof org.springframework.data.redis.connection.lettuce.LettuceConnection;
+        }
+
+        static void send(RedisConnection connection, byte[][] waitArgs) {
+            ((org.springframework.data.redis.connection.lettuce.LettuceConnection) connection).execute("WAIT",
+                    new io.lettuce.core.output.IntegerOutput<>(io.lettuce.core.codec.ByteArrayCodec.INSTANCE), waitArgs);
+        }
+    }
+}
