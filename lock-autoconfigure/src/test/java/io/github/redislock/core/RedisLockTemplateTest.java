@@ -562,9 +562,14 @@ class RedisLockTemplateTest {
                         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                     }
                 });
-                awaitWaiterRegistered();
-                assertThat(subscribers(channel)).as("subscribed while waiting, round " + round).isEqualTo(1);
-                held.release();
+                try {
+                    awaitWaiterRegistered();
+                    // the first wait starts the subscription in the background (the waiter re-checks until it is up)
+                    awaitTrue(() -> subscribers(channel) >= 1);
+                    assertThat(subscribers(channel)).as("subscribed while waiting, round " + round).isEqualTo(1);
+                } finally {
+                    held.release(); // a failure above must not leave the shared client holding a lock
+                }
                 assertThat(waitedMillis.get(10, TimeUnit.SECONDS)).as("woken by the release, round " + round)
                         .isLessThan(3000);
                 Thread.sleep(1500); // more than two leases without a waiter
