@@ -135,7 +135,14 @@ public final class RedisLockTemplate implements AutoCloseable {
      * suppressed when the action threw too).
      */
     public <T, E extends Throwable> T execute(String key, LockOptions options, LockCallback<T, E> action) throws E {
-        LockHandle handle = acquire(key, options);
+        return runAndRelease(acquire(key, options), action);
+    }
+
+    /**
+     * Runs {@code action} under {@code handle} and releases it, also when the action throws (a release failure is then
+     * added to the action's as suppressed). Shared with {@link RedlockTemplate#execute}.
+     */
+    static <T, E extends Throwable> T runAndRelease(LockHandle handle, LockCallback<T, E> action) throws E {
         T result;
         try {
             result = action.doInLock(handle);

@@ -152,20 +152,7 @@ public final class RedlockTemplate implements AutoCloseable {
 
     /** Acquires, runs {@code action}, and releases, also when the action throws; see {@link RedisLockTemplate#execute}. */
     public <T, E extends Throwable> T execute(String key, LockOptions options, LockCallback<T, E> action) throws E {
-        LockHandle handle = acquire(key, options);
-        T result;
-        try {
-            result = action.doInLock(handle);
-        } catch (Throwable failure) {
-            try {
-                handle.release();
-            } catch (RuntimeException releaseFailure) {
-                failure.addSuppressed(releaseFailure);
-            }
-            throw failure;
-        }
-        handle.release();
-        return result;
+        return RedisLockTemplate.runAndRelease(acquire(key, options), action);
     }
 
     /** Every key or none, sorted, within one wait time; see {@link RedisLockTemplate#acquireAll(Collection, LockOptions)}. */
