@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 
+import io.github.redislock.test.Intervals;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.core.RedisLockTemplate;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -301,19 +302,7 @@ abstract class DistributedLockTopologyContract {
     }
 
     static int maxConcurrency(List<Section> sections) {
-        List<long[]> events = new ArrayList<>();
-        for (Section section : sections) {
-            events.add(new long[] {section.enter(), 1});
-            events.add(new long[] {section.exit(), -1});
-        }
-        events.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
-        int current = 0;
-        int max = 0;
-        for (long[] event : events) {
-            current += (int) event[1];
-            max = Math.max(max, current);
-        }
-        return max;
+        return Intervals.maxConcurrency(sections, Section::enter, Section::exit);
     }
 
     /** The arrival in Redis of the one queue entry whose id starts with {@code waiterId} (client id:thread:). */

@@ -12,6 +12,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
+import io.github.redislock.test.Intervals;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
@@ -146,18 +147,6 @@ class DistributedSemaphoreIntegrationTest {
     }
 
     static int maxConcurrency(List<Interval> intervals) {
-        List<long[]> events = new ArrayList<>();
-        for (Interval interval : intervals) {
-            events.add(new long[] {interval.enter(), 1});
-            events.add(new long[] {interval.exit(), -1});
-        }
-        events.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
-        int current = 0;
-        int max = 0;
-        for (long[] event : events) {
-            current += (int) event[1];
-            max = Math.max(max, current);
-        }
-        return max;
+        return Intervals.maxConcurrency(intervals, Interval::enter, Interval::exit);
     }
 }

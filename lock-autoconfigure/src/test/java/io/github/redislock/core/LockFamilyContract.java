@@ -16,6 +16,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
+import io.github.redislock.test.Intervals;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -261,20 +262,7 @@ abstract class LockFamilyContract {
     }
 
     static int maxConcurrency(List<Section> sections) {
-        List<long[]> events = new ArrayList<>();
-        for (Section section : sections) {
-            events.add(new long[] {section.enter(), 1});
-            events.add(new long[] {section.exit(), -1});
-        }
-        // an exit and an enter at the same instant do not overlap
-        events.sort((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
-        int current = 0;
-        int max = 0;
-        for (long[] event : events) {
-            current += (int) event[1];
-            max = Math.max(max, current);
-        }
-        return max;
+        return Intervals.maxConcurrency(sections, Section::enter, Section::exit);
     }
 
     static void awaitUntil(BooleanSupplier condition, String what) throws InterruptedException {

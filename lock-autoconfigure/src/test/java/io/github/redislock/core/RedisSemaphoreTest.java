@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.github.redislock.test.Intervals;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,22 +48,8 @@ class RedisSemaphoreTest {
     record Interval(long enter, long exit) {
     }
 
-    /** The most intervals that overlap at any instant. */
     static int maxConcurrency(List<Interval> intervals) {
-        List<long[]> events = new ArrayList<>();
-        for (Interval interval : intervals) {
-            events.add(new long[] {interval.enter(), 1});
-            events.add(new long[] {interval.exit(), -1});
-        }
-        // at equal times an exit comes first: touching intervals do not overlap
-        events.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
-        int current = 0;
-        int max = 0;
-        for (long[] event : events) {
-            current += (int) event[1];
-            max = Math.max(max, current);
-        }
-        return max;
+        return Intervals.maxConcurrency(intervals, Interval::enter, Interval::exit);
     }
 
     @Test
