@@ -34,8 +34,10 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * <b>Acquiring</b> sends the engine's {@code acquire.lua} to every node at once. The lock is held when a majority
  * ({@code N/2 + 1}) granted it and time is left of its lease: validity = lease − time the acquisition took − clock
  * drift allowance (1% of the lease + 2 ms). Otherwise it is released on every node, also those that did not answer
- * (their request may still land), and tried again after a random 10-30 ms until the wait time ends: a Redlock waiter
- * polls within a bound rather than sleeping on pub/sub, since a release on one master says nothing about the others.
+ * (their request may still land), and tried again when a node announces a release to this client (pub/sub, one
+ * subscription per node), or after a random 10-30 ms at the latest, until the wait time ends: a release on one master
+ * says nothing certain about the others, so the announcement only brings the next attempt forward, and the bounded
+ * retry covers an announcement that was missed (a node down, a subscription being restored).
  * A waiting client is registered as a waiter on each node ({@code acquire.lua}), so a release keeps the lock for the
  * longest-waiting clients for a moment ({@code release.lua}'s turn): a JVM that just released cannot take the lock
  * straight back for its next thread while other clients wait.
@@ -92,6 +94,8 @@ public final class RedlockTemplate implements AutoCloseable {
     private final ExecutorService listenerThread;
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** One subscription per node to this client's wake-up channel, on which {@code release.lua} announces releases. */
+    private final List<WakeupSubscriber> subscribers;
 
     /** Over {@code nodes} named "node 1", "node 2", ..., with the default node timeout. */
     public RedlockTemplate(List<StringRedisTemplate> nodes, RedisLockConfig config) {
@@ -120,7 +124,12 @@ public final class RedlockTemplate implements AutoCloseable {
         byte[] id = new byte[16];
         new SecureRandom().nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
-        this.nodes = new RedlockNodes(nodes, new RedisLockKeys(config.keyPrefix()), clientId);
+        RedisLockKeys keys = new RedisLockKeys(config.keyPrefix());
+        this.nodes = new RedlockNodes(nodes, keys, clientId);
+        this.subscribers = nodes.values().stream()
+                .map(redis -> new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
+                        keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll))
+                .toList();
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("redis-lock-redlock-watchdog"));
         this.listenerThread = Executors.newSingleThreadExecutor(daemon("redis-lock-redlock-listeners"));
     }
@@ -256,6 +265,7 @@ public final class RedlockTemplate implements AutoCloseable {
         if (closed.compareAndSet(false, true)) {
             watchdog.shutdownNow();
             listenerThread.shutdown();
+            subscribers.forEach(WakeupSubscriber::close);
             nodes.close();
         }
     }
@@ -358,6 +368,10 @@ public final class RedlockTemplate implements AutoCloseable {
             boolean tryOnce = wait.isZero();
             for (boolean first = true; ; first = false) {
                 String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
+                if (!tryOnce) {
+                    subscribers.forEach(WakeupSubscriber::startIfNeeded);
+                }
+                long releasesSeen = local.releases(); // before the attempt, so an announcement during it is not missed
                 long left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
                 // trying once gets the whole node timeout; waiting, an attempt gets no more than the wait leaves
                 long replyNanos = tryOnce ? nodeTimeoutNanos : Math.min(nodeTimeoutNanos, Math.max(left, MIN_REPLY_NANOS));
@@ -399,7 +413,7 @@ public final class RedlockTemplate implements AutoCloseable {
                     return null;
                 }
                 try {
-                    TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(sleepMillis)));
+                    local.awaitRelease(releasesSeen, Math.min(left, TimeUnit.MILLISECONDS.toNanos(sleepMillis)));
                 } catch (InterruptedException e) {
                     if (interruptible) {
                         throw e;
@@ -528,9 +542,26 @@ public final class RedlockTemplate implements AutoCloseable {
     }
 
     /** The in-memory queue of one key: threads of this JVM take the mutex before they go to the nodes. */
+    /** A node announced a release of {@code key} to this client: its waiting thread for the key tries again now. */
+    private void wake(String key) {
+        Local local = locals.get(key);
+        if (local != null) {
+            local.released();
+        }
+    }
+
+    /** A node's subscription came up (again): announcements may have been missed, so every waiting thread tries again. */
+    private void wakeAll() {
+        locals.values().forEach(Local::released);
+    }
+
     private static final class Local {
 
         final ReentrantLock mutex = new ReentrantLock();
+        /** Releases announced for the key; guarded by {@code announced} (not a monitor: no virtual-thread pinning). */
+        private long releases;
+        private final ReentrantLock announced = new ReentrantLock();
+        private final java.util.concurrent.locks.Condition announcement = announced.newCondition();
         /** Threads holding or waiting for the key; guarded by the map's compute. */
         int users;
         volatile RedlockHandle holding;
@@ -540,6 +571,37 @@ public final class RedlockTemplate implements AutoCloseable {
         Local use() {
             users++;
             return this;
+        }
+
+        long releases() {
+            announced.lock();
+            try {
+                return releases;
+            } finally {
+                announced.unlock();
+            }
+        }
+
+        void released() {
+            announced.lock();
+            try {
+                releases++;
+                announcement.signalAll();
+            } finally {
+                announced.unlock();
+            }
+        }
+
+        /** Waits until a release is announced after {@code seen} was read, or {@code nanos} passed. */
+        void awaitRelease(long seen, long nanos) throws InterruptedException {
+            announced.lock();
+            try {
+                for (long left = nanos; releases == seen && left > 0; ) {
+                    left = announcement.awaitNanos(left);
+                }
+            } finally {
+                announced.unlock();
+            }
         }
     }
 }
