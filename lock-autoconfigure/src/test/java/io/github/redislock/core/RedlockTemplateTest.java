@@ -116,6 +116,37 @@ class RedlockTemplateTest {
     }
 
     @Test
+    void aWaitingClientListensForReleasesOnEveryNodeAndTakesTheLockWhenItIsReleased() throws Exception {
+        RedlockTemplate first = clients.template();
+        RedlockTemplate second = clients.template();
+        LockHandle held = first.acquire(key, LockOptions.tryOnce());
+        ExecutorService waiter = Executors.newSingleThreadExecutor();
+        try {
+            Future<Long> next = waiter.submit(() -> {
+                try (LockHandle handle = second.acquire(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                    return handle.fencingToken();
+                }
+            });
+            String channel = "redis-lock:wake:" + second.clientId();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            for (RedisServerProcess node : nodes.nodes()) {
+                // each node announces its releases to the waiting client on the client's channel: it must listen there
+                // (and be registered there as waiting, which is whom a release announces itself to)
+                while (!node.command("PUBSUB", "NUMSUB", channel).endsWith("1")
+                        || node.command("ZSCORE", "redis-lock:{" + key + "}:waiters", second.clientId()) == null) {
+                    assertThat(System.nanoTime()).as("subscribed and registered on " + node.port()).isLessThan(deadline);
+                    Thread.sleep(10);
+                }
+            }
+            assertThat(next).isNotDone();
+            held.release();
+            assertThat(next.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+        } finally {
+            waiter.shutdownNow();
+        }
+    }
+
+    @Test
     void aSecondClientIsRefusedWhileTheFirstHoldsTheLockAndGetsAHigherTokenAfter() {
         RedlockTemplate first = clients.template();
         RedlockTemplate second = clients.template();
