@@ -5,18 +5,26 @@ import java.lang.reflect.Method;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 
 import io.github.redislock.core.AsyncHold;
 import io.github.redislock.core.ReactiveRedisLocks;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.ClassUtils;
 
 /**
  * Locked calls of methods whose work ends after they return: a {@link CompletionStage} (held from the call until the
- * stage completes) or a Reactor {@code Mono}/{@code Flux} (held from each subscription until it completes, fails or
- * is cancelled). The blocking locked call of {@link DistributedLockInterceptor} runs unchanged on a holder thread of
+ * stage completes), a Reactor {@code Mono}/{@code Flux} or a Kotlin {@code Flow} (held from each subscription or
+ * collection until it completes, fails or is cancelled), or a Kotlin {@code suspend} function (held until its
+ * coroutine completes, fails or is cancelled). Spring AOP runs a suspend function as a {@code Mono} (a {@code Flux}
+ * when it returns a {@code Flow}) through kotlinx-coroutines-reactor, and awaits the publisher the advice returns, so
+ * a suspend function is locked like a {@code Mono} method. The blocking locked call of {@link DistributedLockInterceptor} runs unchanged on a holder thread of
  * the template's {@link io.github.redislock.core.RedisLockTemplate#asyncExecutor() asyncExecutor}: it acquires (any
  * lock type, any keys, skipping as configured), invokes the method, waits there until the work ends and releases. The
  * caller's thread never waits for the lock.
@@ -24,10 +32,17 @@ import org.springframework.util.ClassUtils;
 final class AsyncLockedCalls {
 
     /** How a method's result is held. */
-    enum Kind { BLOCKING, STAGE, MONO, FLUX }
+    enum Kind { BLOCKING, STAGE, MONO, FLUX, FLOW }
 
-    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
-            AsyncLockedCalls.class.getClassLoader());
+    private static final String FLOW = "kotlinx.coroutines.flow.Flow";
+
+    private static final boolean REACTOR_PRESENT = isPresent("reactor.core.publisher.Mono");
+
+    /** Spring AOP calls suspend functions as publishers only with it (see {@code AopUtils.invokeJoinpointUsingReflection}). */
+    private static final boolean COROUTINES_REACTOR_PRESENT = isPresent("kotlinx.coroutines.reactor.MonoKt");
+
+    /** Spring calls suspend functions through Kotlin reflection ({@code CoroutinesUtils.invokeSuspendingFunction}). */
+    private static final boolean KOTLIN_REFLECT_PRESENT = isPresent("kotlin.reflect.full.KClasses");
 
     /** The blocking locked call of an invocation: acquire, proceed, release. */
     @FunctionalInterface
@@ -46,6 +61,18 @@ final class AsyncLockedCalls {
     private AsyncLockedCalls() {
     }
 
+    /** How a call of {@code method} is held. */
+    static Kind kind(Method method) {
+        if (KotlinDetector.isSuspendingFunction(method)) {
+            // proceed() gives the publisher Spring AOP runs the coroutine as; the proxy awaits the one returned
+            return COROUTINES_REACTOR_PRESENT && KOTLIN_REFLECT_PRESENT && returnsFlow(method) ? Kind.FLUX : Kind.MONO;
+        }
+        if (method.getReturnType().getName().equals(FLOW)) {
+            return Kind.FLOW;
+        }
+        return kind(method.getReturnType());
+    }
+
     static Kind kind(Class<?> returnType) {
         if (returnType == CompletionStage.class || returnType == CompletableFuture.class) {
             return Kind.STAGE;
@@ -57,6 +84,38 @@ final class AsyncLockedCalls {
             case "reactor.core.publisher.Mono" -> Kind.MONO;
             default -> Kind.FLUX; // Flux or Publisher: refusal() refused any other
         };
+    }
+
+    /** Why {@code method} cannot be locked for what it returns, or {@code null} if it can. */
+    static String refusal(Method method) {
+        boolean suspending = KotlinDetector.isSuspendingFunction(method);
+        String kotlin = kotlinRefusal(suspending, method.getReturnType(), COROUTINES_REACTOR_PRESENT, KOTLIN_REFLECT_PRESENT);
+        if (kotlin != null || suspending) {
+            return kotlin;
+        }
+        return refusal(method.getReturnType());
+    }
+
+    /**
+     * Why a Kotlin suspend function ({@code suspending}), or a function returning a {@code Flow}, cannot be locked
+     * with the libraries present, or {@code null} if it can (also for any other method).
+     */
+    static String kotlinRefusal(boolean suspending, Class<?> returnType, boolean coroutinesReactorPresent,
+            boolean kotlinReflectPresent) {
+        if (suspending && !coroutinesReactorPresent) {
+            return "is a Kotlin suspend function, and holding a lock until its coroutine ends needs kotlinx-coroutines-reactor "
+                    + "(org.jetbrains.kotlinx:kotlinx-coroutines-reactor) on the classpath, through which Spring AOP runs a "
+                    + "suspend function as a Mono; add that dependency";
+        }
+        if (suspending && !kotlinReflectPresent) {
+            return "is a Kotlin suspend function, and Spring AOP calls suspend functions through Kotlin reflection, which "
+                    + "needs kotlin-reflect (org.jetbrains.kotlin:kotlin-reflect) on the classpath; add that dependency";
+        }
+        if (!suspending && returnType.getName().equals(FLOW) && !coroutinesReactorPresent) {
+            return "returns " + FLOW + ", and holding a lock until a flow ends needs kotlinx-coroutines-reactor "
+                    + "(org.jetbrains.kotlinx:kotlinx-coroutines-reactor) on the classpath; add that dependency";
+        }
+        return null;
     }
 
     /** Why a method returning this type cannot be locked, or {@code null} if it can. */
@@ -83,13 +142,27 @@ final class AsyncLockedCalls {
 
     /** Calls the method asynchronously; {@code kind} is not {@link Kind#BLOCKING}. */
     static Object invoke(MethodInvocation invocation, Kind kind, Executor holders, LockedCall locked) {
-        if (kind == Kind.STAGE) {
-            MethodInvocation call = invocableClone(invocation);
-            AsyncHold<CompletionStage<?>> hold = AsyncHold.start(holders,
-                    h -> (CompletionStage<?>) lockedCall(h, call, locked));
-            return hold.completion();
+        return switch (kind) {
+            case STAGE -> {
+                MethodInvocation call = invocableClone(invocation);
+                AsyncHold<CompletionStage<?>> hold = AsyncHold.start(holders,
+                        h -> (CompletionStage<?>) lockedCall(h, call, locked, result -> result));
+                yield hold.completion();
+            }
+            case MONO -> Reactor.mono(invocation, holders, locked);
+            case FLUX -> Reactor.flux(invocation, holders, locked);
+            case FLOW -> Coroutines.flow(invocation, holders, locked);
+            case BLOCKING -> throw new IllegalArgumentException("a blocking call is not asynchronous");
+        };
+    }
+
+    /** Whether the suspend function's declared (Kotlin) return type is a {@code Flow}, as Spring AOP tells it. */
+    private static boolean returnsFlow(Method method) {
+        try {
+            return new MethodParameter(method, -1).getParameterType().getName().equals(FLOW);
+        } catch (RuntimeException | LinkageError e) {
+            return false; // not a Kotlin class Kotlin reflection can read: Spring AOP awaits it as a single value
         }
-        return kind == Kind.MONO ? Reactor.mono(invocation, holders, locked) : Reactor.flux(invocation, holders, locked);
     }
 
     /**
@@ -99,11 +172,12 @@ final class AsyncLockedCalls {
      * @return what the locked call returned when it skipped the method (an empty result), else {@code null}
      */
     @SuppressWarnings("unchecked")
-    private static <S> Object lockedCall(AsyncHold<S> hold, MethodInvocation call, LockedCall locked) throws Throwable {
+    private static <S> Object lockedCall(AsyncHold<S> hold, MethodInvocation call, LockedCall locked,
+            Function<Object, Object> started) throws Throwable {
         boolean[] proceeded = {false};
         Object result = locked.invoke(new HeldInvocation(call, () -> {
             proceeded[0] = true;
-            hold.hold(() -> (S) call.proceed());
+            hold.hold(() -> (S) started.apply(call.proceed()));
             return null;
         }));
         return proceeded[0] ? null : result;
@@ -140,12 +214,52 @@ final class AsyncLockedCalls {
             return ReactiveRedisLocks.<Object>flux(() -> start(invocation, holders, locked));
         }
 
-        @SuppressWarnings("unchecked")
+        static Object flux(MethodInvocation invocation, Executor holders, LockedCall locked,
+                Function<Object, Object> toPublisher) {
+            return ReactiveRedisLocks.<Object>flux(() -> start(invocation, holders, locked, toPublisher));
+        }
+
         private static AsyncHold<? extends Publisher<Object>> start(MethodInvocation invocation, Executor holders,
                 LockedCall locked) {
-            MethodInvocation call = invocableClone(invocation);
-            return AsyncHold.<Publisher<Object>>start(holders, h -> (Publisher<Object>) lockedCall(h, call, locked));
+            return start(invocation, holders, locked, result -> result);
         }
+
+        @SuppressWarnings("unchecked")
+        private static AsyncHold<? extends Publisher<Object>> start(MethodInvocation invocation, Executor holders,
+                LockedCall locked, Function<Object, Object> toPublisher) {
+            MethodInvocation call = invocableClone(invocation);
+            return AsyncHold.<Publisher<Object>>start(holders,
+                    h -> (Publisher<Object>) lockedCall(h, call, locked, toPublisher));
+        }
+    }
+
+    /**
+     * Loaded only for methods returning a Kotlin {@code Flow}, which refusal() allows only with
+     * kotlinx-coroutines-reactor present: Spring's {@link ReactiveAdapterRegistry} turns the flow into a {@code Flux}
+     * to hold and the held {@code Flux} back into a flow, so the lock is held per collection.
+     */
+    private static final class Coroutines {
+
+        private static final ReactiveAdapter FLOWS = flowAdapter();
+
+        static Object flow(MethodInvocation invocation, Executor holders, LockedCall locked) {
+            Object held = Reactor.flux(invocation, holders, locked, flow -> flow == null ? null : FLOWS.toPublisher(flow));
+            return FLOWS.fromPublisher((Publisher<?>) held);
+        }
+
+        private static ReactiveAdapter flowAdapter() {
+            ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance()
+                    .getAdapter(ClassUtils.resolveClassName(FLOW, AsyncLockedCalls.class.getClassLoader()));
+            if (adapter == null) {
+                throw new IllegalStateException("Spring has no reactive adapter for " + FLOW + ": is "
+                        + "kotlinx-coroutines-reactor on the classpath?");
+            }
+            return adapter;
+        }
+    }
+
+    private static boolean isPresent(String className) {
+        return ClassUtils.isPresent(className, AsyncLockedCalls.class.getClassLoader());
     }
 
     /** The invocation as the blocking locked call sees it, with the work's start and hold behind proceed(). */

@@ -50,9 +50,8 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         if (operation == null) {
             return invocation.proceed();
         }
-        AsyncLockedCalls.Kind kind = AsyncLockedCalls.kind(operation.method.getReturnType());
-        if (kind != AsyncLockedCalls.Kind.BLOCKING) {
-            return AsyncLockedCalls.invoke(invocation, kind, template.get().asyncExecutor(),
+        if (operation.kind != AsyncLockedCalls.Kind.BLOCKING) {
+            return AsyncLockedCalls.invoke(invocation, operation.kind, template.get().asyncExecutor(),
                     call -> invokeLocked(call, operation, targetClass));
         }
         return invokeLocked(invocation, operation, targetClass);

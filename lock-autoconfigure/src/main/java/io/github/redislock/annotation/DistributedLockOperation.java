@@ -29,6 +29,8 @@ final class DistributedLockOperation {
     final int permits;
     /** Whether the lock is taken over the Redlock nodes rather than the application's Redis. */
     final boolean redlock;
+    /** How a call is held: blocking, or until its future, publisher, flow or coroutine ends. */
+    final AsyncLockedCalls.Kind kind;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
             OnFailure onFailure, int fencingTokenParameter, LockType type, int permits, boolean redlock) {
@@ -42,6 +44,7 @@ final class DistributedLockOperation {
         this.type = type;
         this.permits = permits;
         this.redlock = redlock;
+        this.kind = AsyncLockedCalls.kind(method);
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */

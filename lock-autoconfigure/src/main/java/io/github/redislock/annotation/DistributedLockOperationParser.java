@@ -7,6 +7,8 @@ import java.util.stream.Stream;
 
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.util.ClassUtils;
@@ -68,15 +70,12 @@ final class DistributedLockOperationParser {
             options = options.withHoldAtLeast(holdAtLeast);
         }
         Class<?> returnType = method.getReturnType();
-        String asyncRefusal = AsyncLockedCalls.refusal(returnType);
+        String asyncRefusal = AsyncLockedCalls.refusal(method);
         if (asyncRefusal != null) {
             throw new IllegalStateException(where + ": " + asyncRefusal);
         }
-        if (isKotlinSuspend(method)) {
-            throw new IllegalStateException(where + ": is a Kotlin suspend function, which this version does not support: "
-                    + "the lock would be released at its first suspension point, or before its body runs, while the "
-                    + "coroutine goes on unlocked; return a Mono instead (mono { ... }), which is locked until it completes, or lock a "
-                    + "non-suspending function (e.g. one that calls runBlocking)");
+        if (lock.onFailure() == OnFailure.SKIP && KotlinDetector.isSuspendingFunction(method)) {
+            checkSkippedSuspendResult(method, where);
         }
         if (lock.onFailure() == OnFailure.SKIP && returnType.isPrimitive() && returnType != void.class) {
             throw new IllegalStateException(where + ": onFailure = SKIP cannot return a value of primitive type "
@@ -172,10 +171,26 @@ final class DistributedLockOperationParser {
         }
     }
 
-    /** Whether Kotlin compiled the method from a {@code suspend fun}: its last parameter is the continuation. */
-    private static boolean isKotlinSuspend(Method method) {
-        Class<?>[] types = method.getParameterTypes();
-        return types.length > 0 && types[types.length - 1].getName().equals("kotlin.coroutines.Continuation");
+    /**
+     * A skipped suspend function returns {@code null} (an empty {@code Flow} when it returns one): refuses a
+     * non-nullable return type other than {@code Unit}, where that null would break the caller.
+     */
+    private static void checkSkippedSuspendResult(Method method, String where) {
+        MethodParameter result = new MethodParameter(method, -1);
+        Class<?> type;
+        try {
+            type = result.getParameterType();
+        } catch (RuntimeException | LinkageError e) {
+            return; // not a class Kotlin reflection can read
+        }
+        String name = type.getName();
+        if (result.isOptional() || name.equals("kotlin.Unit") || name.equals("kotlinx.coroutines.flow.Flow")
+                || type == Object.class) {
+            return;
+        }
+        throw new IllegalStateException(where + ": onFailure = SKIP makes a skipped call return null, but this suspend "
+                + "function returns the non-nullable " + type.getSimpleName() + "; declare it nullable ("
+                + type.getSimpleName() + "?) or use onFailure = THROW");
     }
 
     private static int fencingTokenParameter(Method method, String where) {
