@@ -37,6 +37,8 @@ public class RedisLockProperties {
 
     private final ReplicaAck replicaAck = new ReplicaAck();
 
+    private final Async async = new Async();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -89,6 +91,10 @@ public class RedisLockProperties {
         return replicaAck;
     }
 
+    public Async getAsync() {
+        return async;
+    }
+
     public Metrics getMetrics() {
         return metrics;
     }
@@ -129,7 +135,37 @@ public class RedisLockProperties {
 
     RedisLockConfig toConfig() {
         return new RedisLockConfig(keyPrefix, waitTime, leaseTime,
-                new RedisLockConfig.ReplicaAck(replicaAck.getReplicas(), replicaAck.getTimeout()));
+                new RedisLockConfig.ReplicaAck(replicaAck.getReplicas(), replicaAck.getTimeout()),
+                new RedisLockConfig.AsyncHolders(async.getMaxHolders(), async.getHolderWait()));
+    }
+
+    /** The holder threads of asynchronous locks (CompletableFuture, Mono/Flux, suspend functions) on Java 17-20. */
+    public static class Async {
+
+        /**
+         * Most platform threads holding or waiting for asynchronous locks at once, on Java 17-20 (on Java 21+ holders are
+         * virtual threads, without a bound).
+         */
+        private int maxHolders = 256;
+
+        /** How long an asynchronous call waits for a free holder thread before it fails with RejectedExecutionException. */
+        private Duration holderWait = Duration.ofSeconds(10);
+
+        public int getMaxHolders() {
+            return maxHolders;
+        }
+
+        public void setMaxHolders(int maxHolders) {
+            this.maxHolders = maxHolders;
+        }
+
+        public Duration getHolderWait() {
+            return holderWait;
+        }
+
+        public void setHolderWait(Duration holderWait) {
+            this.holderWait = holderWait;
+        }
     }
 
     /** Replica acknowledgement ({@code WAIT}) of every lock acquisition and renewal, for a master with replicas. */

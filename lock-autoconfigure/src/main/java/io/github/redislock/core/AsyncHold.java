@@ -58,12 +58,23 @@ public final class AsyncHold<S> {
     }
 
     /**
-     * Starts a hold: {@code locked} runs on a thread of {@code holders}. A rejected task fails the hold.
+     * Starts a hold: {@code locked} runs on a thread of {@code holders}. A rejected task fails the hold: rejected at
+     * once (an exception from {@code execute}) or later (see {@link AsyncLockExecutor.Rejectable}).
      */
     public static <S> AsyncHold<S> start(Executor holders, Locked<S> locked) {
         AsyncHold<S> hold = new AsyncHold<>();
         try {
-            holders.execute(() -> hold.runOnHolder(locked));
+            holders.execute(new AsyncLockExecutor.Rejectable() {
+                @Override
+                public void run() {
+                    hold.runOnHolder(locked);
+                }
+
+                @Override
+                public void reject(RuntimeException reason) {
+                    hold.finish(reason);
+                }
+            });
         } catch (RuntimeException rejected) {
             hold.finish(rejected);
         }

@@ -1,31 +1,47 @@
 package io.github.redislock.core;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.concurrent.Executor;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Where {@link AsyncHold}s wait for their locks and park while their work runs, so that no caller's thread (an event
  * loop, say) ever blocks on a lock: one thread per asynchronous acquisition in flight. On Java 21 and later these are
- * virtual threads, which cost a few hundred bytes while they park; on Java 17, daemon platform threads from a cached
- * pool (idle ones end after a minute), as many as there are asynchronous locked calls at once.
+ * virtual threads, which cost a few hundred bytes while they park, as many as there are calls; on Java 17, daemon
+ * platform threads, at most {@link RedisLockConfig.AsyncHolders#maxHolders()} at once (see {@link BoundedHolderThreads}).
  */
 public final class AsyncLockExecutor {
 
     private AsyncLockExecutor() {
     }
 
-    /** A new virtual thread per hold on Java 21+, else the cached daemon pool; threads are named {@code redis-lock-async-N}. */
+    /**
+     * A task an executor of {@link #create} may give up on without running it: told why instead. {@link AsyncHold}
+     * submits these, so a call that found no free holder fails rather than waiting forever.
+     */
+    public interface Rejectable extends Runnable {
+
+        /** The task will not run; called at most once, on whichever thread gave up on it. */
+        void reject(RuntimeException reason);
+    }
+
+    /** {@link #create(RedisLockConfig.AsyncHolders)} with {@link RedisLockConfig.AsyncHolders#DEFAULTS}. */
     public static Executor create() {
+        return create(RedisLockConfig.AsyncHolders.DEFAULTS);
+    }
+
+    /**
+     * A new virtual thread per hold on Java 21+; else at most {@code holders.maxHolders()} daemon platform threads, a
+     * call finding none free queued for up to {@code holders.holderWait()}. Threads are named {@code redis-lock-async-N}.
+     */
+    public static Executor create(RedisLockConfig.AsyncHolders holders) {
         ThreadFactory virtual = virtualThreadFactory();
         if (virtual != null) {
             return command -> virtual.newThread(command).start();
         }
-        return platformThreads();
+        return new BoundedHolderThreads(holders.maxHolders(), holders.holderWait());
     }
 
     /** Whether {@link #create()} gives virtual threads on this JVM. */
@@ -33,15 +49,13 @@ public final class AsyncLockExecutor {
         return virtualThreadFactory() != null;
     }
 
-    private static Executor platformThreads() {
-        AtomicLong count = new AtomicLong();
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                runnable -> {
-                    Thread thread = new Thread(runnable, "redis-lock-async-" + count.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
-        return pool;
+    /** Why a call found no free holder thread: the exception a {@link Rejectable} gets. */
+    static RejectedExecutionException noFreeHolder(int maxHolders, Duration holderWait) {
+        return new RejectedExecutionException("No holder thread for an asynchronous lock became free within "
+                + Durations.format(holderWait) + " (redis-lock.async.holder-wait): all " + maxHolders
+                + " (redis-lock.async.max-holders) hold or wait for locks of other asynchronous calls. Raise "
+                + "redis-lock.async.max-holders or redis-lock.async.holder-wait, or run on Java 21+, where holders are "
+                + "virtual threads without a bound");
     }
 
     /** {@code Thread.ofVirtual().name("redis-lock-async-", 1).factory()}, looked up because the build targets Java 17. */

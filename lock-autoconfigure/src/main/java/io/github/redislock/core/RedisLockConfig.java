@@ -11,8 +11,11 @@ import java.util.Objects;
  * @param watchdogLease the lease of a lock without an explicit lease; renewed every third of it while held
  * @param replicaAck how many replicas must acknowledge each acquisition and renewal, and how long to wait for them;
  *        {@link ReplicaAck#OFF} by default
+ * @param asyncHolders how many platform threads may hold asynchronous locks at once on Java 17-20, and how long a call
+ *        waits for one; {@link AsyncHolders#DEFAULTS} by default
  */
-public record RedisLockConfig(String keyPrefix, Duration defaultWaitTime, Duration watchdogLease, ReplicaAck replicaAck) {
+public record RedisLockConfig(String keyPrefix, Duration defaultWaitTime, Duration watchdogLease, ReplicaAck replicaAck,
+        AsyncHolders asyncHolders) {
 
     public static final String DEFAULT_KEY_PREFIX = "redis-lock";
     public static final Duration DEFAULT_WAIT_TIME = Duration.ofSeconds(10);
@@ -22,9 +25,14 @@ public record RedisLockConfig(String keyPrefix, Duration defaultWaitTime, Durati
         this(keyPrefix, defaultWaitTime, watchdogLease, ReplicaAck.OFF);
     }
 
+    public RedisLockConfig(String keyPrefix, Duration defaultWaitTime, Duration watchdogLease, ReplicaAck replicaAck) {
+        this(keyPrefix, defaultWaitTime, watchdogLease, replicaAck, AsyncHolders.DEFAULTS);
+    }
+
     public RedisLockConfig {
         new RedisLockKeys(keyPrefix); // validates the prefix
         Objects.requireNonNull(replicaAck, "replicaAck");
+        Objects.requireNonNull(asyncHolders, "asyncHolders");
         Objects.requireNonNull(defaultWaitTime, "defaultWaitTime");
         Objects.requireNonNull(watchdogLease, "watchdogLease");
         if (defaultWaitTime.isNegative()) {
@@ -41,20 +49,53 @@ public record RedisLockConfig(String keyPrefix, Duration defaultWaitTime, Durati
     }
 
     public RedisLockConfig withKeyPrefix(String keyPrefix) {
-        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, replicaAck);
+        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, replicaAck, asyncHolders);
     }
 
     public RedisLockConfig withDefaultWaitTime(Duration defaultWaitTime) {
-        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, replicaAck);
+        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, replicaAck, asyncHolders);
     }
 
     public RedisLockConfig withWatchdogLease(Duration watchdogLease) {
-        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, replicaAck);
+        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, replicaAck, asyncHolders);
     }
 
     /** Requires {@code replicas} replicas to acknowledge every acquisition and renewal within {@code timeout}. */
     public RedisLockConfig withReplicaAck(int replicas, Duration timeout) {
-        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, new ReplicaAck(replicas, timeout));
+        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, new ReplicaAck(replicas, timeout), asyncHolders);
+    }
+
+    /**
+     * Lets at most {@code maxHolders} platform threads hold asynchronous locks at once (Java 17-20), a call waiting up to
+     * {@code holderWait} for a free one; see {@link AsyncHolders}.
+     */
+    public RedisLockConfig withAsyncHolders(int maxHolders, Duration holderWait) {
+        return new RedisLockConfig(keyPrefix, defaultWaitTime, watchdogLease, replicaAck, new AsyncHolders(maxHolders, holderWait));
+    }
+
+    /**
+     * The holder threads of asynchronous locks ({@link RedisLockTemplate#asyncExecutor()}) on Java 17-20, where they are
+     * platform threads: at most {@code maxHolders} at once, each holding or waiting for one lock; a call finding none
+     * free waits up to {@code holderWait} for one (its lock wait starts once it has one), then fails with
+     * {@link java.util.concurrent.RejectedExecutionException}, without blocking the caller's thread. On Java 21+ holders
+     * are virtual threads, one per call, unbounded.
+     *
+     * @param maxHolders at least 1 ({@code redis-lock.async.max-holders})
+     * @param holderWait not negative ({@code redis-lock.async.holder-wait})
+     */
+    public record AsyncHolders(int maxHolders, Duration holderWait) {
+
+        public static final AsyncHolders DEFAULTS = new AsyncHolders(256, Duration.ofSeconds(10));
+
+        public AsyncHolders {
+            Objects.requireNonNull(holderWait, "redis-lock.async.holder-wait");
+            if (maxHolders < 1) {
+                throw new IllegalArgumentException("redis-lock.async.max-holders must be at least 1, was " + maxHolders);
+            }
+            if (holderWait.isNegative()) {
+                throw new IllegalArgumentException("redis-lock.async.holder-wait must not be negative, was " + holderWait);
+            }
+        }
     }
 
     /**

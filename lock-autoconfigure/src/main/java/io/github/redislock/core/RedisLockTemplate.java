@@ -46,7 +46,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final RedisLockDiagnostics diagnostics;
     private final LockActivity activity = new LockActivity();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final Executor asyncExecutor = AsyncLockExecutor.create();
+    private final Executor asyncExecutor;
 
     public RedisLockTemplate(StringRedisTemplate redis) {
         this(redis, RedisLockConfig.defaults());
@@ -55,6 +55,7 @@ public final class RedisLockTemplate implements AutoCloseable {
     public RedisLockTemplate(StringRedisTemplate redis, RedisLockConfig config) {
         Objects.requireNonNull(redis, "redis");
         this.config = Objects.requireNonNull(config, "config");
+        this.asyncExecutor = AsyncLockExecutor.create(config.asyncHolders());
         RedisLockKeys keys = new RedisLockKeys(config.keyPrefix());
         byte[] id = new byte[16];
         new SecureRandom().nextBytes(id);
@@ -181,7 +182,10 @@ public final class RedisLockTemplate implements AutoCloseable {
 
     /**
      * The threads that wait for and hold the locks of asynchronous work ({@link #executeAsync}, {@link AsyncHold}):
-     * one per asynchronous acquisition in flight; virtual threads on Java 21+, else cached daemon threads.
+     * one per asynchronous acquisition in flight; virtual threads on Java 21+, else at most
+     * {@link RedisLockConfig.AsyncHolders#maxHolders()} daemon threads, a call waiting for a free one up to
+     * {@link RedisLockConfig.AsyncHolders#holderWait()} (then its future or publisher fails with
+     * {@link java.util.concurrent.RejectedExecutionException}).
      */
     public Executor asyncExecutor() {
         return asyncExecutor;

@@ -52,6 +52,25 @@ class RedisLockAutoConfigurationTest {
         assertThat(properties.getLeaseTime()).isEqualTo(engine.watchdogLease());
         assertThat(properties.getReplicaAck().getReplicas()).isEqualTo(engine.replicaAck().replicas()).isZero();
         assertThat(properties.getReplicaAck().getTimeout()).isEqualTo(engine.replicaAck().timeout());
+        assertThat(properties.getAsync().getMaxHolders()).isEqualTo(engine.asyncHolders().maxHolders()).isEqualTo(256);
+        assertThat(properties.getAsync().getHolderWait()).isEqualTo(engine.asyncHolders().holderWait())
+                .isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void asyncHoldersFollowProperties() {
+        runner.withPropertyValues("redis-lock.async.max-holders=3", "redis-lock.async.holder-wait=250ms").run(context -> {
+            io.github.redislock.core.RedisLockConfig.AsyncHolders holders = context.getBean(RedisLockTemplate.class).config()
+                    .asyncHolders();
+            assertThat(holders.maxHolders()).isEqualTo(3);
+            assertThat(holders.holderWait()).isEqualTo(Duration.ofMillis(250));
+        });
+    }
+
+    @Test
+    void zeroMaxHoldersStopsTheApplicationNamingTheProperty() {
+        runner.withPropertyValues("redis-lock.async.max-holders=0").run(context -> assertThat(context)
+                .getFailure().rootCause().hasMessageContaining("redis-lock.async.max-holders must be at least 1"));
     }
 
     @Test
@@ -134,6 +153,7 @@ class RedisLockAutoConfigurationTest {
             assertThat(json).contains("\"redis-lock.wait-time\"", "\"redis-lock.lease-time\"", "\"redis-lock.key-prefix\"",
                     "\"redis-lock.advisor-order\"", "\"redis-lock.enabled\"", "\"redis-lock.allow-bean-references\"",
                     "\"redis-lock.replica-ack.replicas\"", "\"redis-lock.replica-ack.timeout\"",
+                    "\"redis-lock.async.max-holders\"", "\"redis-lock.async.holder-wait\"",
                     "Whether to enable distributed locks");
             assertThat(json).as("defaults shown in the IDE").contains("\"defaultValue\": \"redis-lock\"", "\"defaultValue\": \"10s\"",
                     "\"defaultValue\": \"30s\"", "\"defaultValue\": " + (org.springframework.core.Ordered.HIGHEST_PRECEDENCE + 1000));
