@@ -27,7 +27,8 @@ public class LocksEndpoint {
         List<HeldLockDescriptor> held = diagnostics.heldLocks().stream()
                 .map(lock -> new HeldLockDescriptor(lock.key(), lock.name(), lock.type(), lock.fencingToken(),
                         lock.heldSince().toString(), now - lock.heldSince().toEpochMilli(),
-                        lock.leaseLeft() == null ? null : lock.leaseLeft().toMillis(), lock.renewing(), lock.thread()))
+                        lock.leaseLeft() == null ? null : lock.leaseLeft().toMillis(), lock.renewing(), lock.thread(),
+                        lock.heldUntil() == null ? "held" : "held until " + lock.heldUntil() + " (holdAtLeast)"))
                 .toList();
         List<WaiterDescriptor> waiters = diagnostics.waiters().stream()
                 .map(waiter -> new WaiterDescriptor(waiter.key(), waiter.name(), waiter.type(), waiter.since().toString(),
@@ -40,9 +41,13 @@ public class LocksEndpoint {
     public record LocksDescriptor(String clientId, List<HeldLockDescriptor> held, List<WaiterDescriptor> waiting) {
     }
 
-    /** One held lock; {@code leaseLeftMs} is {@code null} when not known. */
+    /**
+     * One held lock; {@code leaseLeftMs} is {@code null} when not known. {@code state} is {@code held} while its
+     * holder holds it, or {@code held until <instant> (holdAtLeast)} once the holder released it before its minimum
+     * hold ended: Redis keeps it until then ({@code thread} is the one that held it).
+     */
     public record HeldLockDescriptor(String key, String name, String type, long fencingToken, String heldSince,
-            long heldForMs, Long leaseLeftMs, boolean renewing, String thread) {
+            long heldForMs, Long leaseLeftMs, boolean renewing, String thread, String state) {
     }
 
     /** One caller waiting for a lock. */

@@ -67,7 +67,13 @@ final class ExclusiveLock {
             }
             // counted from after the lock was granted, so Redis keeps it at least that long after it granted it
             long holdUntil = System.nanoTime() + holdAtLeast.toNanos();
-            return Optional.of(LocalLockHandle.exclusive(lock, held -> release(held, holdUntil)));
+            LocalLockHandle[] handle = new LocalLockHandle[1];
+            handle[0] = LocalLockHandle.exclusive(lock, held -> {
+                if (release(held, holdUntil)) {
+                    handle[0].heldInRedisUntil(holdUntil);
+                }
+            });
+            return Optional.of(handle[0]);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(key, wait, e);
@@ -197,8 +203,10 @@ final class ExclusiveLock {
      * Releases one hold of the current thread on {@code lock}. When it is the outermost and {@code holdUntilNanos}
      * (a {@link System#nanoTime()}, 0 for none) is still a millisecond or more away, the Redis lock is not deleted
      * but set to expire then (no hand-over, no wake-up: nobody can have it before), and this JVM lets go of it.
+     *
+     * @return whether the Redis lock was left to expire at {@code holdUntilNanos}
      */
-    void release(LocalLock lock, long holdUntilNanos) {
+    boolean release(LocalLock lock, long holdUntilNanos) {
         if (!lock.mutex.isHeldByCurrentThread()) {
             throw new IllegalMonitorStateException("Lock '" + lock.key + "' is not held by thread '"
                     + Thread.currentThread().getName() + "'; only the thread that acquired it may release it");
@@ -206,15 +214,16 @@ final class ExclusiveLock {
         if (lock.mutex.getHoldCount() > 1) {
             lock.mutex.unlock();
             unretain(lock);
-            return;
+            return false;
         }
         long token = lock.token;
         String invalid = lock.invalidReason();
         String owner = lock.releasing();
         long holdMillis = holdUntilNanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(holdUntilNanos - System.nanoTime() + 999_999);
         ReleaseReply[] reply = {ReleaseReply.RELEASED};
+        boolean leftToExpire = holdMillis > 0 && invalid == null;
         try {
-            if (holdMillis > 0 && invalid == null) {
+            if (leftToExpire) {
                 BackgroundCleanup.withoutInterrupt(() -> reply[0] = holdUntilExpiry(lock, owner, holdMillis));
             } else {
                 BackgroundCleanup.withoutInterrupt(
@@ -230,6 +239,7 @@ final class ExclusiveLock {
         if (!reply[0].wasOwner()) {
             throw new LockLostException(lock.key, token, "Redis no longer had it as this owner's at release");
         }
+        return leftToExpire;
     }
 
     /**

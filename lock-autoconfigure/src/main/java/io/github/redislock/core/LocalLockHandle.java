@@ -16,6 +16,8 @@ final class LocalLockHandle extends ThreadBoundHandle implements LockActivity.Le
     /** What {@link #toString()} puts before the key: nothing for the exclusive lock, {@code "fair "}. */
     private final String kind;
     private final Consumer<LocalLock> release;
+    /** After a release that left the lock in Redis for its minimum hold: until when ({@link System#nanoTime()}), else 0. */
+    private volatile long heldInRedisUntilNanos;
 
     private LocalLockHandle(LocalLock lock, String type, String kind, Consumer<LocalLock> release) {
         this.lock = lock;
@@ -38,6 +40,16 @@ final class LocalLockHandle extends ThreadBoundHandle implements LockActivity.Le
     @Override
     public LocalLock lease() {
         return lock;
+    }
+
+    /** Its release left the Redis lock to expire at {@code nanos} ({@link System#nanoTime()}): {@code holdAtLeast}. */
+    void heldInRedisUntil(long nanos) {
+        heldInRedisUntilNanos = nanos;
+    }
+
+    @Override
+    public long heldInRedisUntilNanos() {
+        return heldInRedisUntilNanos;
     }
 
     @Override

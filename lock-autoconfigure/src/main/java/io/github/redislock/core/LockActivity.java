@@ -30,6 +30,8 @@ final class LockActivity implements Watchdog.Events {
     private final List<LockObserver> observers = new CopyOnWriteArrayList<>();
     private final Set<Held> held = ConcurrentHashMap.newKeySet();
     private final Set<Waiter> waiters = ConcurrentHashMap.newKeySet();
+    /** Released acquisitions whose lock stays in Redis until their minimum hold ({@code holdAtLeast}) ends. */
+    private final Set<HeldPastRelease> heldPastRelease = ConcurrentHashMap.newKeySet();
 
     void addObserver(LockObserver observer) {
         observers.add(observer);
@@ -95,16 +97,38 @@ final class LockActivity implements Watchdog.Events {
         }
     }
 
-    /** The locks held now through this template, oldest first. */
+    /**
+     * The locks held now through this template, oldest first: by their holders, and released ones that
+     * {@code holdAtLeast} keeps in Redis until their minimum hold ends.
+     */
     List<RedisLockDiagnostics.HeldLock> held() {
-        return held.stream().sorted(Comparator.comparingLong(Held::sinceNanos)).map(h -> {
+        long now = System.nanoTime();
+        heldPastRelease.removeIf(h -> h.untilNanos - now <= 0);
+        List<Held> all = new ArrayList<>(held);
+        heldPastRelease.forEach(h -> all.add(h.held));
+        return all.stream().sorted(Comparator.comparingLong(Held::sinceNanos)).map(h -> {
+            HeldPastRelease past = pastRelease(h);
+            if (past != null) {
+                return new RedisLockDiagnostics.HeldLock(h.lock.key(), h.lock.name(), h.lock.type(), h.handle.fencingToken(),
+                        h.since, Duration.ofNanos(Math.max(0, past.untilNanos - now)), false, h.thread.getName(),
+                        Duration.ZERO, past.until);
+            }
             LocalLock lease = h.handle instanceof Leased leased ? leased.lease() : null;
             Duration left = lease == null || lease.holding == null ? null : Duration.ofNanos(Math.max(0, lease.leaseLeftNanos()));
             boolean renewing = lease != null && lease.isRenewed();
             Duration overdue = renewing ? Duration.ofNanos(Math.max(0, lease.renewalOverdueNanos())) : Duration.ZERO;
             return new RedisLockDiagnostics.HeldLock(h.lock.key(), h.lock.name(), h.lock.type(), h.handle.fencingToken(),
-                    h.since, left, renewing, h.thread.getName(), overdue);
+                    h.since, left, renewing, h.thread.getName(), overdue, null);
         }).toList();
+    }
+
+    private HeldPastRelease pastRelease(Held entry) {
+        for (HeldPastRelease past : heldPastRelease) {
+            if (past.held == entry) {
+                return past;
+            }
+        }
+        return null;
     }
 
     /** The acquisitions waiting now, oldest first. */
@@ -155,6 +179,18 @@ final class LockActivity implements Watchdog.Events {
     /** A handle whose holding is recorded in a {@link LocalLock}: its lease, for what {@link #held()} shows. */
     interface Leased {
         LocalLock lease();
+
+        /**
+         * After its release: until when ({@link System#nanoTime()}) the lock stays in Redis because of
+         * {@code holdAtLeast}; 0 when the release ended the hold.
+         */
+        default long heldInRedisUntilNanos() {
+            return 0;
+        }
+    }
+
+    /** A released acquisition whose lock Redis keeps until {@code until}, its minimum hold. */
+    private record HeldPastRelease(Held held, Instant until, long untilNanos) {
     }
 
     private record Waiter(LockEvent lock, Instant since, Thread thread) {
@@ -211,6 +247,11 @@ final class LockActivity implements Watchdog.Events {
                 throw e;
             }
             ended(entry);
+            long until = delegate instanceof Leased leased ? leased.heldInRedisUntilNanos() : 0;
+            long left = until - System.nanoTime();
+            if (until != 0 && left > 0) {
+                heldPastRelease.add(new HeldPastRelease(entry, Instant.now().plusNanos(left), until));
+            }
         }
 
         @Override

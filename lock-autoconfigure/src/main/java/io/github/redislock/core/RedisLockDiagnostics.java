@@ -62,16 +62,28 @@ public final class RedisLockDiagnostics {
      * @param renewing whether the watchdog renews it
      * @param renewalOverdue for a renewed lock, how long ago its next renewal was due (a third of the lease after the
      *        last successful one) without one succeeding since; zero while renewals succeed
+     * @param heldUntil for a lock its holder released before its minimum hold ({@code holdAtLeast}) ended: when Redis
+     *        lets it go (its lease then ends at the same time, and {@code thread} is the thread that held it);
+     *        {@code null} while its holder holds it
      */
     public record HeldLock(String key, String name, String type, long fencingToken, Instant heldSince,
-            Duration leaseLeft, boolean renewing, String thread, Duration renewalOverdue) {
+            Duration leaseLeft, boolean renewing, String thread, Duration renewalOverdue, Instant heldUntil) {
+
+        /** A lock its holder holds now. */
+        public HeldLock(String key, String name, String type, long fencingToken, Instant heldSince, Duration leaseLeft,
+                boolean renewing, String thread, Duration renewalOverdue) {
+            this(key, name, type, fencingToken, heldSince, leaseLeft, renewing, thread, renewalOverdue, null);
+        }
     }
 
     /** One acquisition waiting for its lock now, since when, on which thread. */
     public record Waiter(String key, String name, String type, Instant since, String thread) {
     }
 
-    /** The locks held now through the template's API or {@code @DistributedLock}, oldest first. */
+    /**
+     * The locks held now through the template's API or {@code @DistributedLock}, oldest first; a lock released before
+     * its {@code holdAtLeast} ended is listed (with {@link HeldLock#heldUntil()}) until Redis lets it go.
+     */
     public List<HeldLock> heldLocks() {
         return activity.held();
     }

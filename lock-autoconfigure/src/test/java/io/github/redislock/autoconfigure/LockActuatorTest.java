@@ -109,6 +109,33 @@ class LockActuatorTest {
     }
 
     @Test
+    void theLocksEndpointListsALockKeptPastItsMethodByHoldAtLeastUntilRedisLetsItGo() throws Exception {
+        orders.report();
+        HttpResponse<String> response = get("/actuator/locks");
+        System.out.println("GET /actuator/locks after a holdAtLeast method returned ->\n" + response.body());
+        List<?> held = (List<?>) JsonParserFactory.getJsonParser().parseMap(response.body()).get("held");
+        assertThat(held).singleElement().satisfies(entry -> {
+            Map<?, ?> lock = (Map<?, ?>) entry;
+            assertThat(lock.get("key")).isEqualTo("report:daily");
+            assertThat(lock.get("name")).isEqualTo("OrderService.report");
+            assertThat((String) lock.get("state")).matches("held until \\d{4}-.*Z \\(holdAtLeast\\)");
+            assertThat(lock.get("renewing")).isEqualTo(false);
+            assertThat(((Number) lock.get("leaseLeftMs")).longValue()).isPositive().isLessThanOrEqualTo(3000);
+        });
+        awaitTrue(() -> app.getBean(RedisLockTemplate.class).diagnostics().heldLocks().isEmpty(),
+                "the minimum hold to end");
+        assertThat((List<?>) JsonParserFactory.getJsonParser().parseMap(get("/actuator/locks").body()).get("held")).isEmpty();
+        RedisLockTemplate other = new RedisLockTemplate(app.getBean(org.springframework.data.redis.core.StringRedisTemplate.class));
+        try {
+            assertThat(other.tryAcquire("report:daily", io.github.redislock.core.LockOptions.tryOnce()))
+                    .as("Redis let it go when it was no longer listed").get()
+                    .satisfies(io.github.redislock.core.LockHandle::release);
+        } finally {
+            other.close();
+        }
+    }
+
+    @Test
     void theMetricsEndpointShowsTheAcquireAndHeldTimersUnderTheMethodsName() throws Exception {
         double before = count("/actuator/metrics/redis.lock.acquire?tag=name:OrderService.quote&tag=outcome:acquired");
         orders.quote(7);
@@ -221,6 +248,10 @@ class LockActuatorTest {
 
         @DistributedLock(key = "'quote:' + #id")
         public void quote(long id) {
+        }
+
+        @DistributedLock(key = "'report:daily'", holdAtLeast = "3s")
+        public void report() {
         }
 
         @DistributedLock(key = "'hold:1'")

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -56,6 +57,44 @@ class HoldAtLeastTest {
         handle.release();
         assertThat(redis.hasKey("redis-lock:{hold:late}")).isFalse();
         assertThat(other.tryAcquire("hold:late", LockOptions.tryOnce())).isPresent().get().satisfies(LockHandle::release);
+    }
+
+    @Test
+    void aLockReleasedBeforeItsMinimumHoldIsListedAsHeldUntilRedisLetsItGo() throws InterruptedException {
+        Duration hold = Duration.ofMillis(1500);
+        LockHandle handle = template.acquire("hold:listed", LockOptions.tryOnce().withHoldAtLeast(hold).withName("report"));
+        List<RedisLockDiagnostics.HeldLock> whileHeld = template.diagnostics().heldLocks();
+        assertThat(whileHeld).singleElement().satisfies(lock -> assertThat(lock.heldUntil()).isNull());
+        Instant released = Instant.now();
+        handle.release();
+
+        List<RedisLockDiagnostics.HeldLock> afterRelease = template.diagnostics().heldLocks();
+        assertThat(afterRelease).as("still held in Redis").singleElement().satisfies(lock -> {
+            assertThat(lock.key()).isEqualTo("hold:listed");
+            assertThat(lock.name()).isEqualTo("report");
+            assertThat(lock.fencingToken()).isEqualTo(handle.fencingToken());
+            assertThat(lock.renewing()).isFalse();
+            assertThat(lock.heldUntil()).isAfter(released).isBeforeOrEqualTo(released.plus(hold));
+            assertThat(lock.leaseLeft()).isPositive().isLessThanOrEqualTo(hold);
+            assertThat(lock.thread()).isEqualTo(Thread.currentThread().getName());
+        });
+        Instant until = afterRelease.get(0).heldUntil();
+
+        try (LockHandle next = other.acquire("hold:listed", LockOptions.waitFor(Duration.ofSeconds(10)))) {
+            assertThat(Instant.now()).as("another client got it once the minimum hold ended").isAfterOrEqualTo(until);
+            assertThat(template.diagnostics().heldLocks()).as("no longer listed once Redis let it go").isEmpty();
+        }
+    }
+
+    @Test
+    void aLockReleasedAfterItsMinimumHoldIsNoLongerListed() throws InterruptedException {
+        LockHandle handle = template.acquire("hold:unlisted", LockOptions.tryOnce().withHoldAtLeast(Duration.ofMillis(50)));
+        long acquired = System.nanoTime();
+        while (System.nanoTime() - acquired < TimeUnit.MILLISECONDS.toNanos(100)) {
+            Thread.sleep(10); // the minimum hold is the behaviour under test: let it pass
+        }
+        handle.release();
+        assertThat(template.diagnostics().heldLocks()).isEmpty();
     }
 
     @Test
