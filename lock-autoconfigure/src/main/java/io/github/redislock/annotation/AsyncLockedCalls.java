@@ -24,8 +24,8 @@ import org.springframework.util.ClassUtils;
  * collection until it completes, fails or is cancelled), or a Kotlin {@code suspend} function (held until its
  * coroutine completes, fails or is cancelled). Spring AOP runs a suspend function as a {@code Mono} (a {@code Flux}
  * when it returns a {@code Flow}) through kotlinx-coroutines-reactor, and awaits the publisher the advice returns, so
- * a suspend function is locked like a {@code Mono} method. The blocking locked call of {@link DistributedLockInterceptor} runs unchanged on a holder thread of
- * the template's {@link io.github.redislock.core.RedisLockTemplate#asyncExecutor() asyncExecutor}: it acquires (any
+ * a suspend function is locked like a {@code Mono} method. The blocking locked call of
+ * {@link DistributedLockInterceptor} runs unchanged on a holder thread of the template's {@link io.github.redislock.core.RedisLockTemplate#asyncExecutor() asyncExecutor}: it acquires (any
  * lock type, any keys, skipping as configured), invokes the method, waits there until the work ends and releases. The
  * caller's thread never waits for the lock.
  */
@@ -115,6 +115,10 @@ final class AsyncLockedCalls {
             return "returns " + FLOW + ", and holding a lock until a flow ends needs kotlinx-coroutines-reactor "
                     + "(org.jetbrains.kotlinx:kotlinx-coroutines-reactor) on the classpath; add that dependency";
         }
+        if (!suspending && !returnType.getName().equals(FLOW) && implementsType(returnType, FLOW)) {
+            return "returns " + returnType.getName() + ", a Flow the lock cannot hand back; declare " + FLOW
+                    + " as the return type, so the lock can be held while it is collected";
+        }
         return null;
     }
 
@@ -189,14 +193,19 @@ final class AsyncLockedCalls {
     }
 
     private static boolean isPublisher(Class<?> type) {
+        return implementsType(type, "org.reactivestreams.Publisher");
+    }
+
+    /** Whether {@code type} is, extends or implements the type named {@code name} (looked up by name: it may be absent). */
+    private static boolean implementsType(Class<?> type, String name) {
         if (type == null || type.isPrimitive()) {
             return false;
         }
-        if (type.getName().equals("org.reactivestreams.Publisher") || isPublisher(type.getSuperclass())) {
+        if (type.getName().equals(name) || implementsType(type.getSuperclass(), name)) {
             return true;
         }
         for (Class<?> implemented : type.getInterfaces()) {
-            if (isPublisher(implemented)) {
+            if (implementsType(implemented, name)) {
                 return true;
             }
         }

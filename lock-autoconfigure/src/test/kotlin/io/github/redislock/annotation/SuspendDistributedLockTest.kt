@@ -23,10 +23,9 @@ import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.Flow
-import kotlinx.coroutines.flow.collect
+import kotlinx.coroutines.flow.StateFlow
 import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.flow.flow
-import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -266,14 +265,17 @@ class SuspendDistributedLockTest {
     }
 
     @Test
-    fun aSuspendFunctionOrFlowWithoutKotlinxCoroutinesReactorIsRefusedNamingTheDependency() {
+    fun aSuspendFunctionOrFlowWithoutKotlinxCoroutinesReactorOrAFlowSubtypeIsRefused() {
         assertThat(AsyncLockedCalls.kotlinRefusal(true, Any::class.java, false, true))
             .contains("is a Kotlin suspend function").contains("org.jetbrains.kotlinx:kotlinx-coroutines-reactor")
         assertThat(AsyncLockedCalls.kotlinRefusal(true, Any::class.java, true, false))
             .contains("org.jetbrains.kotlin:kotlin-reflect")
         assertThat(AsyncLockedCalls.kotlinRefusal(false, Flow::class.java, false, true))
             .contains("returns kotlinx.coroutines.flow.Flow").contains("org.jetbrains.kotlinx:kotlinx-coroutines-reactor")
+        assertThat(AsyncLockedCalls.kotlinRefusal(false, StateFlow::class.java, true, true))
+            .contains("returns kotlinx.coroutines.flow.StateFlow, a Flow the lock cannot hand back; declare kotlinx.coroutines.flow.Flow")
         assertThat(AsyncLockedCalls.kotlinRefusal(true, Any::class.java, true, true)).isNull()
+        assertThat(AsyncLockedCalls.kotlinRefusal(false, Flow::class.java, true, true)).isNull()
         assertThat(AsyncLockedCalls.kotlinRefusal(false, String::class.java, false, false)).isNull()
     }
 
