@@ -22,6 +22,17 @@ final class ExclusiveLock {
 
     private static final Logger log = LoggerFactory.getLogger(ExclusiveLock.class);
 
+    /**
+     * Fencing tokens a hand-over in Redis reserves for this JVM: the next holder's, and the ones its successors of this
+     * JVM take when the lock passes on in memory (see {@link LocalLock#passInMemory()}). Unused ones are skipped.
+     */
+    static final int RESERVED_TOKENS = 100;
+    /**
+     * How long after a hand-over in Redis the lock may pass from thread to thread of this JVM in memory: it bounds
+     * how long a client that started waiting meanwhile waits before a release goes through Redis and sees it.
+     */
+    static final long IN_MEMORY_WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
     private final LockScripts scripts;
     private final LocalLocks locks;
     private final WaitLoop waitLoop;
@@ -208,6 +219,11 @@ final class ExclusiveLock {
             unretain(lock);
             return;
         }
+        if (holdUntilNanos == 0 && lock.mutex.hasQueuedThreads() && lock.passInMemory()) {
+            lock.mutex.unlock();
+            unretain(lock);
+            return;
+        }
         long token = lock.token;
         String invalid = lock.invalidReason();
         String owner = lock.releasing();
@@ -247,9 +263,11 @@ final class ExclusiveLock {
             if (next == null) {
                 return scripts.release(lock.key, owner);
             }
-            ReleaseReply reply = scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis());
+            ReleaseReply reply = scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis(), RESERVED_TOKENS);
             if (reply.handedOver()) {
-                lock.held(next, reply.handedOverToken(), watchdogLease.toNanos(), requestStart, true);
+                long token = reply.handedOverToken();
+                lock.held(next, token, watchdogLease.toNanos(), requestStart, true);
+                lock.reserveTokens(token + 1, token + RESERVED_TOKENS - 1, System.nanoTime() + IN_MEMORY_WINDOW_NANOS);
                 lock.handedOver = true;
             }
             return reply;

@@ -48,6 +48,15 @@ final class LocalLock {
     volatile boolean handedOver;
 
     /**
+     * Fencing tokens the last Redis hand-over reserved for this JVM: the next one to hand out and the last, and until
+     * when (a {@link System#nanoTime()}) the holder may pass the lock to the next local thread in memory with one of
+     * them; guarded by {@link #mutex}.
+     */
+    private long nextReservedToken;
+    private long lastReservedToken;
+    private long reservedUntilNanos;
+
+    /**
      * Clean-up a thread that gave up left for after it has left this key's queue (a request whose reply was lost
      * may have taken the lock or registered a waiter); guarded by {@link #mutex}.
      */
@@ -73,6 +82,9 @@ final class LocalLock {
     }
 
     synchronized void held(String owner, long token, long leaseNanos, long requestStartNanos, boolean renewing) {
+        this.reservedUntilNanos = 0;
+        this.nextReservedToken = 0;
+        this.lastReservedToken = 0;
         this.renewedAtNanos = requestStartNanos;
         this.validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
         this.lostReason = null;
@@ -81,9 +93,39 @@ final class LocalLock {
         this.holding = new Holding(owner, token, leaseNanos, renewing);
     }
 
+    /**
+     * Records the fencing tokens {@code first} to {@code last} as reserved for this JVM's next holders of the current
+     * holding until {@code untilNanos}; the holder holds {@link #mutex}.
+     */
+    void reserveTokens(long first, long last, long untilNanos) {
+        this.nextReservedToken = first;
+        this.lastReservedToken = last;
+        this.reservedUntilNanos = untilNanos;
+    }
+
+    /**
+     * Passes the current holding to whichever thread takes {@link #mutex} next, with the next reserved fencing token,
+     * without asking Redis: the holding must be renewed by the watchdog, still valid, and reserved tokens left within
+     * their window. The holder holds {@link #mutex}.
+     *
+     * @return whether it was passed on; if not, the release goes through Redis
+     */
+    synchronized boolean passInMemory() {
+        Holding current = holding;
+        if (current == null || !current.renewing() || nextReservedToken == 0 || nextReservedToken > lastReservedToken
+                || System.nanoTime() - reservedUntilNanos >= 0 || invalidReason() != null) {
+            return false;
+        }
+        token = nextReservedToken++;
+        handedOver = true;
+        return true;
+    }
+
     /** Ends the holding locally (the holder is releasing it); returns its owner. */
     synchronized String releasing() {
         String releasedOwner = owner;
+        reservedUntilNanos = 0;
+        nextReservedToken = 0;
         holding = null;
         owner = null;
         return releasedOwner;
