@@ -179,6 +179,31 @@ class FairLockTest {
     }
 
     @Test
+    void aFairReleaseWakesAClientWaitingForTheExclusiveLockOfTheSameKey() throws Exception {
+        LockHandle fair = first.acquireFair(key, LockOptions.tryOnce());
+        long[] acquiredAt = new long[1];
+        Future<?> exclusive = pool.submit(() -> {
+            try (LockHandle handle = second.acquire(key, LockOptions.waitFor(Duration.ofSeconds(20)))) {
+                acquiredAt[0] = System.nanoTime();
+            }
+            return null;
+        });
+        // registered as a waiter and subscribed: it sleeps for a release notice, re-checking on its own only after 5 s
+        awaitUntil(() -> redis.opsForZSet().score("redis-lock:{" + key + "}:waiters", second.clientId()) != null ? 1 : 0,
+                "the exclusive waiter's registration");
+        String channel = "redis-lock:wake:" + second.clientId();
+        awaitUntil(() -> {
+            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
+            return Long.parseLong(reply.get(reply.size() - 1).trim());
+        }, "the exclusive waiter's subscription");
+        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
+        long releasedAt = System.nanoTime();
+        fair.release();
+        exclusive.get(20, TimeUnit.SECONDS);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt[0] - releasedAt)).as("ms from the fair release").isLessThan(2500);
+    }
+
+    @Test
     void theWatchdogKeepsAFairLockPastItsLeaseAndACrashedHoldersLeaseFreesIt() throws Exception {
         RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(1)));
         try (LockHandle renewed = shortLease.acquireFair(key, LockOptions.tryOnce())) {
