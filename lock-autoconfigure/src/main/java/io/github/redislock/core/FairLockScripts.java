@@ -62,6 +62,25 @@ final class FairLockScripts {
                 Long.toString(REFRESH_MILLIS)));
     }
 
+    /**
+     * Whether a waiter may hold the lock as soon as the hand-over message reaches it, confirming in the background:
+     * not when grants must be acknowledged by replicas first.
+     */
+    boolean grantsByMessage() {
+        return !redis.acknowledges();
+    }
+
+    /**
+     * Gives {@code owner}, which took the lock from the hand-over message, its full lease.
+     *
+     * @return whether the lock is still {@code owner}'s
+     */
+    boolean confirm(String key, String owner, long leaseMillis) {
+        Long reply = redis.run(FAIR_ACQUIRE, allKeys(key), owner, Long.toString(leaseMillis), "confirm",
+                Long.toString(ENTRY_TTL_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), Long.toString(REFRESH_MILLIS));
+        return reply != null && reply == 1;
+    }
+
     /** Releases {@code owner}'s lock, handing it to the next live waiter. */
     ReleaseReply release(String key, String owner) {
         return ReleaseReply.of(redis.run(FAIR_RELEASE, releaseKeys(key), owner, keys.wakeChannelPrefix(), HANDED_OVER,

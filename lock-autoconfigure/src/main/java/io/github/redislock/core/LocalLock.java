@@ -48,6 +48,12 @@ final class LocalLock {
     volatile boolean handedOver;
 
     /**
+     * The fair lock's waiter: the fencing token of the hand-over its client was told of, 0 until then. Written by the
+     * subscription's thread, taken by the waiting thread.
+     */
+    volatile long grantedToken;
+
+    /**
      * Fencing tokens the last Redis hand-over reserved for this JVM: the next one to hand out and the last, and until
      * when (a {@link System#nanoTime()}) the holder may pass the lock to the next local thread in memory with one of
      * them; guarded by {@link #mutex}.
@@ -129,6 +135,18 @@ final class LocalLock {
         holding = null;
         owner = null;
         return releasedOwner;
+    }
+
+    /**
+     * Replaces {@code granted} (a fair hand-over taken from its message) with the holding its confirmation set in
+     * Redis, if it is still this key's holding and not lost.
+     */
+    synchronized void confirmed(Holding granted, long leaseNanos, long requestStartNanos, boolean renewing) {
+        if (holding == granted && lostReason == null) {
+            renewedAtNanos = requestStartNanos;
+            validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
+            holding = new Holding(granted.owner(), granted.token(), leaseNanos, renewing);
+        }
     }
 
     /** Records a renewal of {@code renewed} sent at {@code requestStartNanos}, if it is still this key's holding. */
