@@ -20,7 +20,9 @@ final class LocalLock {
     /**
      * One Redis holding: its owner id, fencing token and lease, and whether the watchdog renews it.
      * Immutable and replaced as a whole, so the watchdog renews, extends or marks lost exactly the
-     * holding it read, never a later one with the same owner (a hand-over adopted with another lease).
+     * holding it read, never a later one with the same owner (a hand-over adopted with another lease). A pass in
+     * memory ({@link #passInMemory()}) keeps it: the Redis lock is the same, only the local holder and {@link #token}
+     * change, so a loss of it is a loss for whichever thread holds it then.
      */
     record Holding(String owner, long token, long leaseNanos, boolean renewing) {
     }
@@ -34,7 +36,10 @@ final class LocalLock {
     volatile Holding holding;
     /** The current holding's owner ({@code null} once released), for the acquire and release paths. */
     volatile String owner;
-    /** The last holding's token; kept after the release, so a handle can tell its own holding. */
+    /**
+     * The last holder's token (after a pass in memory, a reserved one, not the holding's); kept after the release, so
+     * a handle can tell its own holding.
+     */
     volatile long token;
     /** When the request that last set the holding's lease in Redis was sent. */
     private volatile long renewedAtNanos;
