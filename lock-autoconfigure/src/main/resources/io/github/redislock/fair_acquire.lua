@@ -3,16 +3,27 @@
 -- KEYS[2] the fencing counter, KEYS[3] the queue (zset: waiter id by arrival, score = server time in us, strictly
 -- increasing), KEYS[4] the waiters' expiries (zset, score = ms after which the entry is stale)
 -- ARGV[1] owner id (client id:thread:acquisition; also the waiter id), ARGV[2] lease in ms,
--- ARGV[3] '1' if the caller waits (queue it, refresh its entry), '0' for a single try,
+-- ARGV[3] '1' if the caller waits (queue it, refresh its entry), '0' for a single try, 'confirm' when the caller took
+-- the lock from the hand-over message (give it its full lease if it is still its own; never queue or take it),
 -- ARGV[4] how long a waiter's entry lives without a refresh, in ms, ARGV[5] fence grace in ms,
 -- ARGV[6] how long until the caller refreshes its entry at the latest, in ms (returned as the retry time)
--- Returns the fencing token (> 0) when the caller holds the lock, else minus the time to its next refresh (< 0).
+-- Returns the fencing token (> 0) when the caller holds the lock, else minus the time to its next refresh (< 0);
+-- for 'confirm', 1 when the lock is still the caller's, else 0.
 -- A release hands the lock to the head of the queue (fair_release.lua); the head also takes a lock it finds
 -- free (its holder crashed, or the waiter it was handed to never confirmed), nobody else does while a live
 -- waiter queues before them. Entries not refreshed in time (their thread or JVM died) are dropped here and
 -- at release, so a dead waiter holds up the queue for at most its entry's life.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
+if ARGV[3] == 'confirm' then
+  withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
+  if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return 1
+  end
+  return 0
+end
+
 local function token_from_clock()
   return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5])
 end

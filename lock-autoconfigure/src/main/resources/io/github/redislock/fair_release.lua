@@ -1,9 +1,13 @@
 -- Releases a fair lock and hands it straight to the next live waiter in the queue; or withdraws a waiter that
 -- gave up, handing on the lock if it had been handed to that waiter meanwhile.
--- KEYS[1] the lock, KEYS[2] the fencing counter, KEYS[3] the queue, KEYS[4] the waiters' expiries (see fair_acquire.lua)
+-- KEYS[1] the lock, KEYS[2] the fencing counter, KEYS[3] the queue, KEYS[4] the waiters' expiries (see fair_acquire.lua),
+-- KEYS[5] the exclusive lock's waiting clients by arrival, KEYS[6] by expiry (see acquire.lua)
 -- ARGV[1] owner id, ARGV[2] wake-up channel prefix, ARGV[3] the message telling a waiter it was handed the lock
--- (prefix; the waiter id is appended), ARGV[4] how long the next waiter has to confirm the hand-over, in ms,
--- ARGV[5] fence grace in ms, ARGV[6] 'leave' when the caller is a waiter giving up rather than the holder
+-- (prefix; the waiter id, the prefix again and the waiter's fencing token are appended), ARGV[4] how long the next waiter has to confirm the hand-over, in ms,
+-- ARGV[5] fence grace in ms, ARGV[6] 'leave' when the caller is a waiter giving up rather than the holder,
+-- ARGV[7] the lock's name as clients know it, ARGV[8] how many waiting clients of the exclusive lock to wake
+-- When no fair waiter queues, the lock is freed and the clients waiting for the exclusive lock on the same key
+-- are woken as an exclusive release wakes them (the two types share the lock key).
 -- Returns 1 when released (or, for 'leave', withdrawn), 0 when the caller did not hold the lock (nothing changes),
 -- or the next holder's fencing token (a server-clock value, far above 1) when handed over.
 -- The next holder's lease is short until it confirms (fair_acquire.lua, on the wake-up this script publishes to
@@ -20,12 +24,20 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   end
   return 0
 end
+-- a holder that took the lock from the hand-over message may not have confirmed it yet: it waits no more
+withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)
 if #head == 0 then
   redis.call('DEL', KEYS[1])
+  if redis.call('EXISTS', KEYS[5]) == 1 then
+    prune_stale_waiters(KEYS[5], KEYS[6], nowMs)
+    for _, client in ipairs(redis.call('ZRANGE', KEYS[5], 0, tonumber(ARGV[8]) - 1)) do
+      redis.call('PUBLISH', ARGV[2] .. client, ARGV[7])
+    end
+  end
   return 1
 end
 -- the next waiter stays at the head of the queue until it confirms: if it is slow rather than dead, its refreshes
@@ -35,5 +47,6 @@ redis.call('SET', KEYS[1], nextOwner, 'PX', ARGV[4])
 local token = next_fencing_token(now, KEYS[2], ARGV[5])
 -- a waiter id starts with its client's id, which names the client's wake-up channel
 local client = string.match(nextOwner, '^[^:]+')
-redis.call('PUBLISH', ARGV[2] .. client, ARGV[3] .. nextOwner)
+-- the message carries the grant, so the waiter can hold the lock without asking again (it confirms in the background)
+redis.call('PUBLISH', ARGV[2] .. client, ARGV[3] .. nextOwner .. ARGV[3] .. string.format('%d', token))
 return token

@@ -6,6 +6,9 @@
 -- ARGV[5] (optional) owner id for the next holder of the caller's client, ARGV[6] its lease in ms,
 -- ARGV[7] fence grace in ms, ARGV[8] the caller's client id
 -- ARGV[9] (optional, with ARGV[5..8] or alone after empty ones) how long the woken clients' turn lasts, in ms
+-- ARGV[10] (optional, with ARGV[5..9]) how many fencing tokens to reserve for the caller's client when handing over:
+--         the next holder's token and the ones after it, which the client's next threads may take in turn while
+--         it keeps the lock (the counter is set to the last of them, so every later token is higher)
 -- Returns 1 when released, 0 when the caller did not hold the lock (expired or taken over; nothing changes),
 -- or the next holder's fencing token (a server-clock value, far above 1) when handed over.
 -- When other clients wait, the lock is not left free but marked '~turn' for a short while: only the woken
@@ -24,7 +27,12 @@ if ARGV[5] and ARGV[5] ~= '' then
   if others == 0 then
     redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
     -- a new holder gets a new token
-    return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[7])
+    local token = next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[7])
+    local reserved = tonumber(ARGV[10] or '1')
+    if reserved > 1 then
+      redis.call('SET', KEYS[2], string.format('%d', token + reserved - 1), 'PX', ARGV[7])
+    end
+    return token
   end
 end
 redis.call('DEL', KEYS[1])

@@ -16,11 +16,23 @@ import org.springframework.dao.DataAccessException;
  * The exclusive, reentrant lock type: threads of this JVM queue for a key in its {@link LocalLock}, so Redis
  * sees one contender per JVM and a nested acquisition by the holder costs no round trip; the thread at the head
  * of the queue takes the Redis lock through the {@link WaitLoop}. A release hands the Redis lock straight to the
- * next queued thread when no other client waits for it.
+ * next queued thread when no other client waits for it, reserving fencing tokens; for a short window after that, a
+ * release passes the lock to the next queued thread in memory with the next reserved token, no round trip.
  */
 final class ExclusiveLock {
 
     private static final Logger log = LoggerFactory.getLogger(ExclusiveLock.class);
+
+    /**
+     * Fencing tokens a hand-over in Redis reserves for this JVM: the next holder's, and the ones its successors of this
+     * JVM take when the lock passes on in memory (see {@link LocalLock#passInMemory()}). Unused ones are skipped.
+     */
+    static final int RESERVED_TOKENS = 100;
+    /**
+     * How long after a hand-over in Redis the lock may pass from thread to thread of this JVM in memory: it bounds
+     * how long a client that started waiting meanwhile waits before a release goes through Redis and sees it.
+     */
+    static final long IN_MEMORY_WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     private final LockScripts scripts;
     private final LocalLocks locks;
@@ -216,6 +228,11 @@ final class ExclusiveLock {
             unretain(lock);
             return false;
         }
+        if (holdUntilNanos == 0 && lock.mutex.hasQueuedThreads() && lock.passInMemory()) {
+            lock.mutex.unlock();
+            unretain(lock);
+            return;
+        }
         long token = lock.token;
         String invalid = lock.invalidReason();
         String owner = lock.releasing();
@@ -257,9 +274,11 @@ final class ExclusiveLock {
             if (next == null) {
                 return scripts.release(lock.key, owner);
             }
-            ReleaseReply reply = scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis());
+            ReleaseReply reply = scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis(), RESERVED_TOKENS);
             if (reply.handedOver()) {
-                lock.held(next, reply.handedOverToken(), watchdogLease.toNanos(), requestStart, true);
+                long token = reply.handedOverToken();
+                lock.held(next, token, watchdogLease.toNanos(), requestStart, true);
+                lock.reserveTokens(token + 1, token + RESERVED_TOKENS - 1, System.nanoTime() + IN_MEMORY_WINDOW_NANOS);
                 lock.handedOver = true;
             }
             return reply;

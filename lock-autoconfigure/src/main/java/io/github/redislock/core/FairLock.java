@@ -20,8 +20,9 @@ import org.springframework.dao.DataAccessException;
  * the order in which the threads' first requests reached Redis, whichever JVM they run in.
  * <p>
  * A release hands the lock to the head of the queue inside the release script, with a new fencing token, and
- * publishes that to the waiter's client, which wakes exactly that thread; the thread's one request confirms the
- * hand-over and sets its lease. Waiting threads refresh their entry every {@value FairLockScripts#REFRESH_MILLIS}
+ * publishes the grant (owner and token) to the waiter's client, which wakes exactly that thread; the thread holds the
+ * lock from that message and confirms it in the background, which sets its full lease (with replica acknowledgement
+ * on, it confirms first). Waiting threads refresh their entry every {@value FairLockScripts#REFRESH_MILLIS}
  * ms: an entry not refreshed for {@value FairLockScripts#ENTRY_TTL_MILLIS} ms (its thread or JVM died) is dropped,
  * and a hand-over not confirmed within {@value FairLockScripts#GRANT_MILLIS} ms expires, so the next waiter's
  * refresh takes the lock: dead waiters cost well under a second together, not a lease each. A slow waiter keeps
@@ -105,13 +106,22 @@ final class FairLock {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock lock = new LocalLock(key);
         boolean interrupted;
+        // when the latest request that found the lock not ours was sent: a hand-over to us ran in Redis after it
+        long[] lastMissSent = {0};
         fairLocks.waiting.put(owner, lock);
         try {
             interrupted = waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
+                long granted = lock.grantedToken;
+                if (granted > 0 && lastMissSent[0] != 0 && takeGrant(lock, owner, granted, lastMissSent[0], leaseMillis,
+                        lease == null)) {
+                    return new AcquireReply(granted, 0);
+                }
                 long requestStart = System.nanoTime();
                 AcquireReply reply = scripts.acquire(key, owner, leaseMillis, sleepMillis > 0);
                 if (reply.acquired()) {
                     lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
+                } else {
+                    lastMissSent[0] = requestStart;
                 }
                 return reply;
             }, (registered, uncertain) -> giveUp(key, owner, registered, uncertain));
@@ -126,6 +136,39 @@ final class FairLock {
             Thread.currentThread().interrupt();
         }
         return lock.owner != null ? lock : null;
+    }
+
+    /**
+     * Holds the lock the release script handed to {@code owner}, as its message told, without a round trip: the grant's
+     * short lease ({@value FairLockScripts#GRANT_MILLIS} ms) was set in Redis after {@code grantedAfterNanos}, so it is
+     * counted from then; a confirmation in the background gives it the full lease (and the watchdog, without an
+     * explicit lease), or marks it lost if the grant expired first.
+     *
+     * @return whether the current thread holds the lock now; if not (replicas must acknowledge grants, or the grant's
+     *         lease is too nearly over), it asks Redis as usual
+     */
+    private boolean takeGrant(LocalLock lock, String owner, long token, long grantedAfterNanos, long leaseMillis,
+            boolean renewing) {
+        lock.grantedToken = 0;
+        long grantNanos = TimeUnit.MILLISECONDS.toNanos(FairLockScripts.GRANT_MILLIS);
+        if (!scripts.grantsByMessage()
+                || System.nanoTime() - (grantedAfterNanos + grantNanos / 2) >= 0) {
+            return false;
+        }
+        lock.held(owner, token, grantNanos, grantedAfterNanos, false);
+        LocalLock.Holding granted = lock.holding;
+        cleanup.run(() -> {
+            if (lock.holding != granted) {
+                return; // released (which ended the grant in Redis) before the confirmation ran
+            }
+            long requestStart = System.nanoTime();
+            if (scripts.confirm(lock.key, owner, leaseMillis)) {
+                lock.confirmed(granted, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, renewing);
+            } else {
+                lock.lose(granted, "its hand-over expired in Redis before it was confirmed");
+            }
+        });
+        return true;
     }
 
     /** Leaves the queue; hands the lock on if it was handed to this waiter just as it gave up. */

@@ -35,6 +35,8 @@ final class FairLockScripts {
     static final String HANDED_OVER = "\u0001";
 
     private static final String LEAVE = "leave";
+    /** Clients waiting for the exclusive lock on the key that a release freeing it wakes, as an exclusive release does. */
+    private static final String EXCLUSIVE_CLIENTS_WOKEN = "2";
 
     private final ScriptRunner redis;
     private final RedisLockKeys keys;
@@ -60,10 +62,30 @@ final class FairLockScripts {
                 Long.toString(REFRESH_MILLIS)));
     }
 
+    /**
+     * Whether a waiter may hold the lock as soon as the hand-over message reaches it, confirming in the background:
+     * not when grants must be acknowledged by replicas first.
+     */
+    boolean grantsByMessage() {
+        return !redis.acknowledges();
+    }
+
+    /**
+     * Gives {@code owner}, which took the lock from the hand-over message, its full lease.
+     *
+     * @return whether the lock is still {@code owner}'s
+     */
+    boolean confirm(String key, String owner, long leaseMillis) {
+        Long reply = redis.run(FAIR_ACQUIRE, allKeys(key), owner, Long.toString(leaseMillis), "confirm",
+                Long.toString(ENTRY_TTL_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), Long.toString(REFRESH_MILLIS));
+        return reply != null && reply == 1;
+    }
+
     /** Releases {@code owner}'s lock, handing it to the next live waiter. */
     ReleaseReply release(String key, String owner) {
-        return ReleaseReply.of(redis.run(FAIR_RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), HANDED_OVER,
-                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), ""));
+        return ReleaseReply.of(redis.run(FAIR_RELEASE, releaseKeys(key), owner, keys.wakeChannelPrefix(), HANDED_OVER,
+                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), "", key,
+                EXCLUSIVE_CLIENTS_WOKEN));
     }
 
     /**
@@ -80,8 +102,15 @@ final class FairLockScripts {
 
     /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */
     void leave(String key, String waiter) {
-        redis.run(FAIR_RELEASE, allKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,
-                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), LEAVE);
+        redis.run(FAIR_RELEASE, releaseKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,
+                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), LEAVE, key,
+                EXCLUSIVE_CLIENTS_WOKEN);
+    }
+
+    /** The fair lock's keys and the exclusive lock's waiting clients: a release that frees the key wakes them too. */
+    private List<String> releaseKeys(String key) {
+        return List.of(keys.lock(key), keys.fence(key), keys.fairQueue(key), keys.fairQueueExpiries(key), keys.waiters(key),
+                keys.waiterExpiries(key));
     }
 
     private List<String> allKeys(String key) {

@@ -13,7 +13,7 @@ final class FairLocks {
     final ConcurrentHashMap<String, LocalLock> waiting = new ConcurrentHashMap<>();
 
     /**
-     * Wakes the waiter a hand-over message names.
+     * Wakes the waiter a hand-over message names, giving it the fencing token the message carries.
      *
      * @return whether {@code message} was a fair-lock hand-over (else it is an exclusive lock's release notice)
      */
@@ -21,8 +21,18 @@ final class FairLocks {
         if (!message.startsWith(FairLockScripts.HANDED_OVER)) {
             return false;
         }
-        LocalLock waiter = waiting.get(message.substring(FairLockScripts.HANDED_OVER.length()));
+        int start = FairLockScripts.HANDED_OVER.length();
+        int tokenStart = message.indexOf(FairLockScripts.HANDED_OVER, start);
+        String owner = tokenStart < 0 ? message.substring(start) : message.substring(start, tokenStart);
+        LocalLock waiter = waiting.get(owner);
         if (waiter != null) {
+            if (tokenStart >= 0) {
+                try {
+                    waiter.grantedToken = Long.parseLong(message.substring(tokenStart + FairLockScripts.HANDED_OVER.length()));
+                } catch (NumberFormatException e) {
+                    // not a grant this version understands: the waiter confirms it with a request
+                }
+            }
             waiter.wake();
         }
         return true;

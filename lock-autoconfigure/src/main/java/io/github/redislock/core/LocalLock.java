@@ -20,7 +20,9 @@ final class LocalLock {
     /**
      * One Redis holding: its owner id, fencing token and lease, and whether the watchdog renews it.
      * Immutable and replaced as a whole, so the watchdog renews, extends or marks lost exactly the
-     * holding it read, never a later one with the same owner (a hand-over adopted with another lease).
+     * holding it read, never a later one with the same owner (a hand-over adopted with another lease). A pass in
+     * memory ({@link #passInMemory()}) keeps it: the Redis lock is the same, only the local holder and {@link #token}
+     * change, so a loss of it is a loss for whichever thread holds it then.
      */
     record Holding(String owner, long token, long leaseNanos, boolean renewing) {
     }
@@ -34,7 +36,10 @@ final class LocalLock {
     volatile Holding holding;
     /** The current holding's owner ({@code null} once released), for the acquire and release paths. */
     volatile String owner;
-    /** The last holding's token; kept after the release, so a handle can tell its own holding. */
+    /**
+     * The last holder's token (after a pass in memory, a reserved one, not the holding's); kept after the release, so
+     * a handle can tell its own holding.
+     */
     volatile long token;
     /** When the request that last set the holding's lease in Redis was sent. */
     private volatile long renewedAtNanos;
@@ -46,6 +51,21 @@ final class LocalLock {
      * holding above then belongs to that thread, which adopts it without a round trip.
      */
     volatile boolean handedOver;
+
+    /**
+     * The fair lock's waiter: the fencing token of the hand-over its client was told of, 0 until then. Written by the
+     * subscription's thread, taken by the waiting thread.
+     */
+    volatile long grantedToken;
+
+    /**
+     * Fencing tokens the last Redis hand-over reserved for this JVM: the next one to hand out and the last, and until
+     * when (a {@link System#nanoTime()}) the holder may pass the lock to the next local thread in memory with one of
+     * them; guarded by {@link #mutex}.
+     */
+    private long nextReservedToken;
+    private long lastReservedToken;
+    private long reservedUntilNanos;
 
     /**
      * Clean-up a thread that gave up left for after it has left this key's queue (a request whose reply was lost
@@ -73,6 +93,9 @@ final class LocalLock {
     }
 
     synchronized void held(String owner, long token, long leaseNanos, long requestStartNanos, boolean renewing) {
+        this.reservedUntilNanos = 0;
+        this.nextReservedToken = 0;
+        this.lastReservedToken = 0;
         this.renewedAtNanos = requestStartNanos;
         this.validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
         this.lostReason = null;
@@ -81,12 +104,54 @@ final class LocalLock {
         this.holding = new Holding(owner, token, leaseNanos, renewing);
     }
 
+    /**
+     * Records the fencing tokens {@code first} to {@code last} as reserved for this JVM's next holders of the current
+     * holding until {@code untilNanos}; the holder holds {@link #mutex}.
+     */
+    void reserveTokens(long first, long last, long untilNanos) {
+        this.nextReservedToken = first;
+        this.lastReservedToken = last;
+        this.reservedUntilNanos = untilNanos;
+    }
+
+    /**
+     * Passes the current holding to whichever thread takes {@link #mutex} next, with the next reserved fencing token,
+     * without asking Redis: the holding must be renewed by the watchdog, still valid, and reserved tokens left within
+     * their window. The holder holds {@link #mutex}.
+     *
+     * @return whether it was passed on; if not, the release goes through Redis
+     */
+    synchronized boolean passInMemory() {
+        Holding current = holding;
+        if (current == null || !current.renewing() || nextReservedToken == 0 || nextReservedToken > lastReservedToken
+                || System.nanoTime() - reservedUntilNanos >= 0 || invalidReason() != null) {
+            return false;
+        }
+        token = nextReservedToken++;
+        handedOver = true;
+        return true;
+    }
+
     /** Ends the holding locally (the holder is releasing it); returns its owner. */
     synchronized String releasing() {
         String releasedOwner = owner;
+        reservedUntilNanos = 0;
+        nextReservedToken = 0;
         holding = null;
         owner = null;
         return releasedOwner;
+    }
+
+    /**
+     * Replaces {@code granted} (a fair hand-over taken from its message) with the holding its confirmation set in
+     * Redis, if it is still this key's holding and not lost.
+     */
+    synchronized void confirmed(Holding granted, long leaseNanos, long requestStartNanos, boolean renewing) {
+        if (holding == granted && lostReason == null) {
+            renewedAtNanos = requestStartNanos;
+            validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
+            holding = new Holding(granted.owner(), granted.token(), leaseNanos, renewing);
+        }
     }
 
     /** Records a renewal of {@code renewed} sent at {@code requestStartNanos}, if it is still this key's holding. */

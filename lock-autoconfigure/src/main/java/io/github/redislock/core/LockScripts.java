@@ -139,12 +139,16 @@ final class LockScripts {
      * Like {@link #release}, but hands the lock to {@code nextOwner} of this client (with a new fencing token and
      * {@code nextLeaseMillis}) when no other client waits for it. A hand-over too few replicas acknowledged is taken
      * back: the lock is then released, and the next thread acquires it afresh.
+     *
+     * @param reservedTokens how many fencing tokens the hand-over reserves for this client: the reply's token and the
+     *        {@code reservedTokens - 1} after it, which no later holder of the key can get (1: just the next holder's)
      */
-    ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis) {
+    ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens) {
         try {
             return ReleaseReply.of(redis.runAcknowledged(RELEASE, allKeys(key), reply -> reply > 1,
                     token -> release(key, nextOwner), "the hand-over", owner, keys.wakeChannelPrefix(), key,
-                    CLIENTS_WOKEN_PER_RELEASE, nextOwner, Long.toString(nextLeaseMillis), FENCE_GRACE, clientId, TURN_MILLIS));
+                    CLIENTS_WOKEN_PER_RELEASE, nextOwner, Long.toString(nextLeaseMillis), FENCE_GRACE, clientId, TURN_MILLIS,
+                    Integer.toString(reservedTokens)));
         } catch (ReplicaAckException e) {
             return ReleaseReply.RELEASED;
         }

@@ -60,6 +60,11 @@ final class ScriptRunner {
                 bytes(Long.toString(replicaAck.timeout().toMillis()))};
     }
 
+    /** Whether grants and renewals wait for replicas to acknowledge them (redis-lock.replica-ack). */
+    boolean acknowledges() {
+        return replicaAck.enabled();
+    }
+
     /** Runs a script whose writes need no acknowledgement (a release, a withdrawal, a read). */
     Long run(RedisScript<Long> script, List<String> keys, String... args) {
         if (!direct) {

@@ -250,10 +250,12 @@ final class Watchdog implements AutoCloseable {
         }
         inFlight.remove(holding);
         events.lost(lock, reason);
-        LockHandle view = new LostView(lock.key, holding.token());
+        // the exclusive lock's holding may have passed in memory to a later holder with a later token
+        long token = Math.max(holding.token(), lock.token);
+        LockHandle view = new LostView(lock.key, token);
         String what = renewer.describe(lock.key);
         log.warn("{}{} (fencing token {}) was lost while held: {}", Character.toUpperCase(what.charAt(0)),
-                what.substring(1), holding.token(), reason);
+                what.substring(1), token, reason);
         try {
             listenerThread.execute(() -> tell(view, reason));
         } catch (RejectedExecutionException e) {

@@ -126,6 +126,46 @@ class FairLockTest {
     }
 
     @Test
+    void theNextWaiterHoldsTheLockStraightFromTheHandOverMessageAndConfirmsItInTheBackground() throws Exception {
+        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        CountDownLatch done = new CountDownLatch(1);
+        Future<LockHandle> waiter = pool.submit(() -> {
+            LockHandle handle = second.acquireFair(key, THIRTY_SECONDS);
+            try {
+                done.await(10, TimeUnit.SECONDS);
+                return handle;
+            } finally {
+                handle.release();
+            }
+        });
+        awaitQueueLength(1);
+        String channel = "redis-lock:wake:" + second.clientId();
+        awaitUntil(() -> {
+            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
+            return Long.parseLong(reply.get(reply.size() - 1).trim());
+        }, "the waiter's subscription");
+        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
+        String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
+        String fairRelease = "\"" + FairLockScripts.FAIR_RELEASE.getSha1() + "\"";
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            held.release();
+            java.util.function.Predicate<String> waitersConfirmation = line -> line.contains(fairAcquire)
+                    && line.contains(second.clientId()) && line.contains("\"confirm\"");
+            monitor.awaitCount(waitersConfirmation, 1, Duration.ofSeconds(5), "confirmations by the waiter");
+            java.util.function.Predicate<String> waitersRequest = line -> line.contains(fairAcquire)
+                    && line.contains(second.clientId()) && line.contains("\"1\"");
+            assertThat(monitor.countAfterLast(line -> line.contains(fairRelease) && !line.contains("lua"), waitersRequest))
+                    .as("requests of the waiter for the lock after the release").isZero();
+            assertThat(redis.getExpire("redis-lock:{" + key + "}", TimeUnit.MILLISECONDS))
+                    .as("the lease once confirmed").isGreaterThan(FairLockScripts.GRANT_MILLIS);
+        }
+        done.countDown();
+        LockHandle taken = waiter.get(5, TimeUnit.SECONDS);
+        assertThat(taken.fencingToken()).isGreaterThan(held.fencingToken());
+        assertThat(redis.hasKey("redis-lock:{" + key + "}")).isFalse();
+    }
+
+    @Test
     void threeDeadWaitersAndOneThatGaveUpCostTheNextLiveWaiterWellUnderASecond() throws Exception {
         LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
         RedisClients doomed = new RedisClients(server);
@@ -176,6 +216,31 @@ class FairLockTest {
         try (LockHandle exclusive = first.acquire(key, LockOptions.tryOnce())) {
             assertThat(second.tryAcquireFair(key, LockOptions.tryOnce())).isEmpty();
         }
+    }
+
+    @Test
+    void aFairReleaseWakesAClientWaitingForTheExclusiveLockOfTheSameKey() throws Exception {
+        LockHandle fair = first.acquireFair(key, LockOptions.tryOnce());
+        long[] acquiredAt = new long[1];
+        Future<?> exclusive = pool.submit(() -> {
+            try (LockHandle handle = second.acquire(key, LockOptions.waitFor(Duration.ofSeconds(20)))) {
+                acquiredAt[0] = System.nanoTime();
+            }
+            return null;
+        });
+        // registered as a waiter and subscribed: it sleeps for a release notice, re-checking on its own only after 5 s
+        awaitUntil(() -> redis.opsForZSet().score("redis-lock:{" + key + "}:waiters", second.clientId()) != null ? 1 : 0,
+                "the exclusive waiter's registration");
+        String channel = "redis-lock:wake:" + second.clientId();
+        awaitUntil(() -> {
+            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
+            return Long.parseLong(reply.get(reply.size() - 1).trim());
+        }, "the exclusive waiter's subscription");
+        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
+        long releasedAt = System.nanoTime();
+        fair.release();
+        exclusive.get(20, TimeUnit.SECONDS);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt[0] - releasedAt)).as("ms from the fair release").isLessThan(2500);
     }
 
     @Test

@@ -77,7 +77,7 @@ class RedisLockTemplateTest {
     }
 
     @Test
-    void threadsOfOneJvmQueueInMemoryAndPassTheLockOnWithOneScriptPerCycle() throws Exception {
+    void threadsOfOneJvmQueueInMemoryAndPassTheLockOnWithFewerScriptsThanCycles() throws Exception {
         long before = evalshaCalls();
         int threads = 8;
         int rounds = 50;
@@ -98,9 +98,9 @@ class RedisLockTemplateTest {
         long cycles = (long) threads * rounds;
         long scripts = evalshaCalls() - before;
         System.out.println(cycles + " lock cycles of 8 threads on one key took " + scripts + " script calls");
-        // never more than an acquire and a release per cycle (no failed attempts, no waiting in Redis), and
-        // fewer whenever a release handed the lock to a queued thread
-        assertThat(scripts).isGreaterThan(cycles).isLessThan(2 * cycles);
+        // never more than an acquire and a release per cycle (no failed attempts, no waiting in Redis); a release
+        // hands the lock to a queued thread in one script, and passes it on in memory (none) shortly after that
+        assertThat(scripts).isLessThan(cycles);
         assertThat(redis.hasKey(lockKey())).isFalse();
     }
 

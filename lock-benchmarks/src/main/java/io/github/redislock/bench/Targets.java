@@ -32,6 +32,8 @@ final class Targets {
         Double redissonHandOff = r.median("S4 hand-off p50 µs", "redisson");
         row(sb, "S4 no slower than Redisson (p50)", handOff50, redissonHandOff,
                 handOff50 != null && redissonHandOff != null ? handOff50 / redissonHandOff : null, "%.2f× Redisson's", v -> v <= 1.0);
+        Double fairHandOff50 = r.median("S4 fair hand-off p50 µs", ours);
+        row(sb, "S4 fair hand-off p50 ≤ 0.3 ms", fairHandOff50, null, fairHandOff50, "%.0f µs", v -> v <= 300);
         Double nested = r.median("S5 Redis commands per nested acquire", ours);
         row(sb, "S5 0 Redis commands per nested acquire", nested, null, nested, "%.2f", v -> v == 0);
         Double perLock = r.median("S6 heap bytes per held lock (100,000 held)", ours);
