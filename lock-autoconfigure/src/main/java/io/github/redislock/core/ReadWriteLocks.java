@@ -63,7 +63,8 @@ final class ReadWriteLocks {
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
         this.readRenewer = new Renewer(Kind.READ, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, false, leaseMillis));
-        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis));
+        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
+                scripts.renewManyWriteLocks());
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;

@@ -56,14 +56,15 @@ class WatchdogLockFamilyTest {
                 return new Held(handle.fencingToken(key), handle::isHeld, handle::release);
             }
         },
-        WRITE(LockScripts.RW_RENEW, LockScripts.RW_RELEASE, ":rw:writer", "write", ":rw:writer") {
+        // write, fair (and exclusive) holdings are renewed in batches, with renew-many.lua (here a batch of one)
+        WRITE(LockScripts.RENEW_MANY, LockScripts.RW_RELEASE, ":rw:writer", null, ":rw:writer") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
                 MultiLockHandle handle = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.WRITE);
                 return new Held(handle.fencingToken(key), handle::isHeld, handle::release);
             }
         },
-        FAIR(LockScripts.RENEW, FairLockScripts.FAIR_RELEASE, "", null, "") {
+        FAIR(LockScripts.RENEW_MANY, FairLockScripts.FAIR_RELEASE, "", null, "") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
                 LockHandle handle = template.acquireFair(key, LockOptions.tryOnce());
@@ -78,7 +79,7 @@ class WatchdogLockFamilyTest {
             }
         };
 
-        final RedisScript<Long> renewScript;
+        final RedisScript<?> renewScript;
         final RedisScript<Long> releaseScript;
         /** The first Redis key the renew and release scripts get, after {@code redis-lock:{key}}. */
         final String scriptKeySuffix;
@@ -87,7 +88,7 @@ class WatchdogLockFamilyTest {
         /** The Redis key whose loss loses the holding, after {@code redis-lock:{key}}. */
         final String leaseKeySuffix;
 
-        Type(RedisScript<Long> renewScript, RedisScript<Long> releaseScript, String scriptKeySuffix, String side,
+        Type(RedisScript<?> renewScript, RedisScript<Long> releaseScript, String scriptKeySuffix, String side,
                 String leaseKeySuffix) {
             this.renewScript = renewScript;
             this.releaseScript = releaseScript;
@@ -106,7 +107,7 @@ class WatchdogLockFamilyTest {
             return calls(releaseScript, key);
         }
 
-        private Predicate<String> calls(RedisScript<Long> script, String key) {
+        private Predicate<String> calls(RedisScript<?> script, String key) {
             String first = "redis-lock:{" + key + "}" + scriptKeySuffix;
             return side == null ? RedisMonitor.evalsha(script, first) : RedisMonitor.evalsha(script, first, side);
         }
