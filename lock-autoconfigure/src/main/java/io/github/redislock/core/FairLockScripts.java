@@ -80,7 +80,7 @@ final class FairLockScripts {
 
     /** The batched renewal for the watchdog ({@code renew-many.lua}), or {@code null} with replica acknowledgement. */
     Renewer.Many renewMany() {
-        return LockScripts.renewMany(redis, keys::lock);
+        return BatchRenewal.of(redis, LockScripts.RENEW_MANY, key -> List.of(keys.lock(key)));
     }
 
     /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */

@@ -3,18 +3,13 @@ package io.github.redislock.core;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import org.springframework.core.io.ClassPathResource;
-import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.StreamUtils;
@@ -50,6 +45,7 @@ final class LockScripts {
     static final RedisScript<Long> RELEASE = load("release");
     static final RedisScript<Long> RENEW = load("renew");
     static final RedisScript<String> RENEW_MANY = load("renew-many", String.class);
+    static final RedisScript<String> RW_READ_RENEW_MANY = load("rw-read-renew-many", String.class);
     static final RedisScript<Long> LEAVE = load("leave");
     static final RedisScript<Long> RW_READ_ACQUIRE = load("rw-read-acquire");
     static final RedisScript<Long> RW_WRITE_ACQUIRE = load("rw-write-acquire");
@@ -168,102 +164,30 @@ final class LockScripts {
     }
 
     /**
-     * Extends the leases of many locks in one script call, as {@link #renew} does each (in Redis Cluster, one call
-     * per hash slot among the keys). Not for replica acknowledgement, whose renewals are each acknowledged alone.
-     *
-     * @return per key: renewed, gone (no longer the owner's), or not asked (its slot's node failed)
+     * The watchdog's batched renewal of exclusive locks ({@code renew-many.lua}: each as {@link #renew}), or
+     * {@code null} with replica acknowledgement, whose renewals are each acknowledged alone.
      */
-    Renewer.Replies renewMany(List<String> lockKeys, List<String> owners, long[] leaseMillis) {
-        return renewMany(redis, keys::lock, lockKeys, owners, leaseMillis);
-    }
-
-    /**
-     * {@link #renewMany(List, List, long[])} for any lock type whose holding is one Redis key holding the owner id,
-     * named by {@code redisKey}: the exclusive and fair lock's lock key, the write lock's writer key.
-     */
-    static Renewer.Replies renewMany(ScriptRunner redis, Function<String, String> redisKey, List<String> lockKeys,
-            List<String> owners, long[] leaseMillis) {
-        if (!redis.isCluster()) {
-            return new Renewer.Replies(renewManyInOneSlot(redis, redisKey, lockKeys, owners, leaseMillis,
-                    allIndexes(lockKeys.size())), null);
-        }
-        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
-        for (int i = 0; i < lockKeys.size(); i++) {
-            bySlot.computeIfAbsent(ClusterSlotHashUtil.calculateSlot(redisKey.apply(lockKeys.get(i))), slot -> new ArrayList<>())
-                    .add(i);
-        }
-        char[] outcomes = new char[lockKeys.size()];
-        Arrays.fill(outcomes, Renewer.Replies.NOT_ASKED);
-        RuntimeException failure = null;
-        for (List<Integer> slot : bySlot.values()) {
-            try {
-                String replies = renewManyInOneSlot(redis, redisKey, lockKeys, owners, leaseMillis, slot);
-                for (int j = 0; j < slot.size(); j++) {
-                    outcomes[slot.get(j)] = replies.charAt(j);
-                }
-            } catch (RuntimeException e) { // that slot's node: the others still count
-                failure = e;
-            }
-        }
-        return new Renewer.Replies(new String(outcomes), failure);
-    }
-
-    private static String renewManyInOneSlot(ScriptRunner redis, Function<String, String> redisKey, List<String> lockKeys, List<String> owners, long[] leaseMillis, List<Integer> which) {
-        List<String> redisKeys = new ArrayList<>(which.size());
-        String[] args = new String[2 * which.size()];
-        for (int j = 0; j < which.size(); j++) {
-            int i = which.get(j);
-            redisKeys.add(redisKey.apply(lockKeys.get(i)));
-            args[2 * j] = owners.get(i);
-            args[2 * j + 1] = Long.toString(leaseMillis[i]);
-        }
-        String replies = redis.runForText(RENEW_MANY, redisKeys, args);
-        if (replies == null || replies.length() != which.size()) {
-            throw new IllegalStateException("renew-many.lua answered " + replies + " for " + which.size() + " locks");
-        }
-        return replies;
-    }
-
-    private static List<Integer> allIndexes(int size) {
-        List<Integer> all = new ArrayList<>(size);
-        for (int i = 0; i < size; i++) {
-            all.add(i);
-        }
-        return all;
-    }
-
-    /** The batched renewal of this lock type for the watchdog, or {@code null} with replica acknowledgement. */
     Renewer.Many renewMany() {
-        return renewMany(redis, keys::lock);
+        return BatchRenewal.of(redis, RENEW_MANY, key -> List.of(keys.lock(key)));
     }
 
     /**
-     * The batched renewal for the watchdog of a lock type whose holding is one Redis key holding the owner id, named by
-     * {@code redisKey}; {@code null} with replica acknowledgement, whose renewals are each acknowledged alone.
-     */
-    static Renewer.Many renewMany(ScriptRunner redis, Function<String, String> redisKey) {
-        if (redis.acknowledges()) {
-            return null;
-        }
-        return new Renewer.Many() {
-            @Override
-            public Renewer.Replies renew(List<String> lockKeys, List<String> owners, long[] leaseMillis) {
-                return renewMany(redis, redisKey, lockKeys, owners, leaseMillis);
-            }
-
-            @Override
-            public int batchOf(String key) {
-                return redis.isClusterOrUnknown() ? ClusterSlotHashUtil.calculateSlot(redisKey.apply(key)) : 0;
-            }
-        };
-    }
-
-    /**
-     * The batched renewal of write locks for the watchdog ({@code renew-many.lua} on the writer key, which
+     * The watchdog's batched renewal of write locks ({@code renew-many.lua} on the writer key, which
      * {@code rw-renew.lua} renews the same way), or {@code null} with replica acknowledgement.
      */
     Renewer.Many renewManyWriteLocks() {
-        return renewMany(redis, key -> keys.readWrite(key).get(0));
+        return BatchRenewal.of(redis, RENEW_MANY, key -> List.of(keys.readWrite(key).get(0)));
+    }
+
+    /**
+     * The watchdog's batched renewal of read shares ({@code rw-read-renew-many.lua}: each as {@link #readWriteRenew}
+     * does a read share), or {@code null} with replica acknowledgement.
+     */
+    Renewer.Many renewManyReadShares() {
+        return BatchRenewal.of(redis, RW_READ_RENEW_MANY, key -> {
+            List<String> all = keys.readWrite(key);
+            return List.of(all.get(1), all.get(2));
+        });
     }
 
     /**

@@ -31,10 +31,10 @@ import org.slf4j.LoggerFactory;
  * lease too, so {@link RedisLockDiagnostics} counts it) and {@link #unwatch} it at its release.
  * One scheduler thread only decides: every sixth of the lease it looks at every renewed holding and
  * hands the ones last renewed a third of a lease ago or more to a pool (threads come and go with the work, up to
- * 256), at most one renewal in flight per holding. Holdings whose {@link Renewer} has a batched call (exclusive,
- * fair and write locks, without replica acknowledgement) go in batches of up to {@value #MAX_BATCH}, one script call
- * each (a batch per hash slot in Redis Cluster), which reports per holding whether it was renewed or is gone; the others
- * (read shares and semaphore permits, whose scripts renew one holding) go one call each. A renewal not answered
+ * 256), at most one renewal in flight per holding. Every type's {@link Renewer} has a batched call (unless replica
+ * acknowledgement is on, which acknowledges each renewal alone): holdings of one type go in batches of up to
+ * {@value #MAX_BATCH}, one script call each (a batch per hash slot in Redis Cluster), which reports per holding
+ * whether it was renewed or is gone. A renewal not answered
  * within a quarter of the lease counts as failed and is sent again on another thread (the blocked one is left to
  * the client's own timeout), so a slow or frozen Redis node costs only the locks it holds; an answered renewal
  * cancels that resend, so the watchdog keeps nothing of a released holding. A holding whose local lease (less a safety

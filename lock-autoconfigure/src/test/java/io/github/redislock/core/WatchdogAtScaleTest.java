@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
@@ -46,6 +47,46 @@ class WatchdogAtScaleTest {
     void fiveThousandLocksOnLettuceStayHeldAcrossSeveralLeasesWithFewRenewalCallsAndADeletedOneIsReportedLost()
             throws Exception {
         holdManyLocks(clients.lettuceRedisTemplate(), "lettuce", 5_000);
+    }
+
+    @Test
+    void readSharesAndSemaphorePermitsAreRenewedInBatchesTooAndAGoneOneIsReportedLost() throws Exception {
+        int count = 2_000;
+        RedisLockTemplate template = clients.lockTemplate(new RedisLockTemplate(clients.redisTemplate(),
+                RedisLockConfig.defaults().withWatchdogLease(LEASE)));
+        Set<String> lost = ConcurrentHashMap.newKeySet();
+        template.addLockLostListener((lock, reason) -> lost.add(lock.key()));
+        List<Holding> handles = new ArrayList<>(2 * count);
+        for (int i = 0; i < count; i++) {
+            String readKey = "at-scale-read:" + i;
+            MultiLockHandle read = template.acquireAll(List.of(readKey), LockOptions.tryOnce(), LockMode.READ);
+            handles.add(new Holding(readKey, read::isHeld, read::release));
+            PermitHandle permits = template.semaphore("at-scale-permits:" + i, 2).acquire(LockOptions.tryOnce());
+            handles.add(new Holding(permits.key(), permits::isHeld, permits::release));
+        }
+        redis.delete("redis-lock:{at-scale-permits:7}:semaphore:holders"); // Redis lost these permits
+
+        long callsBefore = scriptCalls();
+        Thread.sleep(LEASE.multipliedBy(LEASES_HELD).toMillis());
+        long renewalCalls = scriptCalls() - callsBefore;
+
+        assertThat(lost).as("holdings reported lost").containsExactly("at-scale-permits:7");
+        assertThat(handles.stream().filter(handle -> !handle.isHeld().getAsBoolean()).map(Holding::key).toList())
+                .as("holdings not held after " + LEASES_HELD + " leases").containsExactly("at-scale-permits:7");
+        long unbatched = 2L * count * LEASES_HELD * 3;
+        System.out.printf("%,d read shares and %,d semaphore holdings held for %d leases of %d ms: %,d renewal script "
+                + "calls (%,d one holding a call)%n", count, count, LEASES_HELD, LEASE.toMillis(), renewalCalls, unbatched);
+        assertThat(renewalCalls).as("renewal script calls").isPositive().isLessThan(unbatched / 50);
+        for (Holding handle : handles) {
+            if (handle.isHeld().getAsBoolean()) {
+                handle.release().run();
+            }
+        }
+        assertThat(template.diagnostics().scheduledRenewalCount()).as("holdings renewed after the release").isZero();
+    }
+
+    /** A read share or a semaphore holding, as the test sees it. */
+    private record Holding(String key, BooleanSupplier isHeld, Runnable release) {
     }
 
     private void holdManyLocks(StringRedisTemplate driver, String name, int count) throws Exception {
