@@ -51,7 +51,7 @@ final class FairLock {
         this.scripts = scripts;
         this.fairLocks = fairLocks;
         this.watchdog = watchdog;
-        this.renewer = new Renewer(Kind.FAIR, scripts::renew);
+        this.renewer = new Renewer(Kind.FAIR, scripts::renew, scripts.renewMany());
         this.waitLoop = waitLoop;
         this.cleanup = cleanup;
         this.clientId = clientId;

@@ -100,6 +100,11 @@ final class FairLockScripts {
         return reply != null && reply == 1;
     }
 
+    /** The batched renewal for the watchdog ({@code renew-many.lua}), or {@code null} with replica acknowledgement. */
+    Renewer.Many renewMany() {
+        return BatchRenewal.of(redis, LockScripts.RENEW_MANY, key -> List.of(keys.lock(key)));
+    }
+
     /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */
     void leave(String key, String waiter) {
         redis.run(FAIR_RELEASE, releaseKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,

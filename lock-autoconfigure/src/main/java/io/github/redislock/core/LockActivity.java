@@ -29,6 +29,11 @@ final class LockActivity implements Watchdog.Events {
 
     private final List<LockObserver> observers = new CopyOnWriteArrayList<>();
     private final Set<Held> held = ConcurrentHashMap.newKeySet();
+    /**
+     * The held entries by the lease they hold, for naming a renewal or loss the watchdog reports: a map lookup, as
+     * the watchdog may report on 100,000 leases a renewal period. Nested acquisitions of one lease are a list.
+     */
+    private final ConcurrentHashMap<LocalLock, List<Held>> heldByLease = new ConcurrentHashMap<>();
     private final Set<Waiter> waiters = ConcurrentHashMap.newKeySet();
     /** Released acquisitions whose lock stays in Redis until their minimum hold ({@code holdAtLeast}) ends. */
     private final Set<HeldPastRelease> heldPastRelease = ConcurrentHashMap.newKeySet();
@@ -75,6 +80,13 @@ final class LockActivity implements Watchdog.Events {
         each(told, a -> a.acquired(waited));
         Held entry = new Held(lock, handle.get(), Instant.now(), System.nanoTime(), Thread.currentThread());
         held.add(entry);
+        if (entry.handle instanceof Leased leased && leased.lease() != null) {
+            heldByLease.compute(leased.lease(), (lease, entries) -> {
+                List<Held> more = entries == null ? new ArrayList<>(1) : new ArrayList<>(entries);
+                more.add(entry);
+                return more;
+            });
+        }
         return Optional.of(handle.get() instanceof PermitHandle permit ? new ObservedPermitHandle(permit, entry)
                 : new ObservedHandle(handle.get(), entry));
     }
@@ -140,10 +152,9 @@ final class LockActivity implements Watchdog.Events {
 
     /** The acquisition holding {@code lease}; one not acquired through the template's API (a {@code Lock} view) is unnamed. */
     private LockEvent eventFor(LocalLock lease) {
-        for (Held h : held) {
-            if (h.handle instanceof Leased leased && leased.lease() == lease) {
-                return h.lock;
-            }
+        List<Held> entries = heldByLease.get(lease);
+        if (entries != null && !entries.isEmpty()) {
+            return entries.get(0).lock;
         }
         return new LockEvent(LockObserver.UNNAMED, lease.key, "exclusive");
     }
@@ -151,6 +162,13 @@ final class LockActivity implements Watchdog.Events {
     private void ended(Held entry) {
         if (!held.remove(entry)) {
             return;
+        }
+        if (entry.handle instanceof Leased leased && leased.lease() != null) {
+            heldByLease.computeIfPresent(leased.lease(), (lease, entries) -> {
+                List<Held> rest = new ArrayList<>(entries);
+                rest.remove(entry);
+                return rest.isEmpty() ? null : rest;
+            });
         }
         Duration heldFor = Duration.ofNanos(System.nanoTime() - entry.sinceNanos);
         for (LockObserver observer : observers) {

@@ -44,6 +44,8 @@ final class LockScripts {
     static final RedisScript<Long> ACQUIRE = load("acquire");
     static final RedisScript<Long> RELEASE = load("release");
     static final RedisScript<Long> RENEW = load("renew");
+    static final RedisScript<String> RENEW_MANY = load("renew-many", String.class);
+    static final RedisScript<String> RW_READ_RENEW_MANY = load("rw-read-renew-many", String.class);
     static final RedisScript<Long> LEAVE = load("leave");
     static final RedisScript<Long> RW_READ_ACQUIRE = load("rw-read-acquire");
     static final RedisScript<Long> RW_WRITE_ACQUIRE = load("rw-write-acquire");
@@ -166,6 +168,33 @@ final class LockScripts {
     }
 
     /**
+     * The watchdog's batched renewal of exclusive locks ({@code renew-many.lua}: each as {@link #renew}), or
+     * {@code null} with replica acknowledgement, whose renewals are each acknowledged alone.
+     */
+    Renewer.Many renewMany() {
+        return BatchRenewal.of(redis, RENEW_MANY, key -> List.of(keys.lock(key)));
+    }
+
+    /**
+     * The watchdog's batched renewal of write locks ({@code renew-many.lua} on the writer key, which
+     * {@code rw-renew.lua} renews the same way), or {@code null} with replica acknowledgement.
+     */
+    Renewer.Many renewManyWriteLocks() {
+        return BatchRenewal.of(redis, RENEW_MANY, key -> List.of(keys.readWrite(key).get(0)));
+    }
+
+    /**
+     * The watchdog's batched renewal of read shares ({@code rw-read-renew-many.lua}: each as {@link #readWriteRenew}
+     * does a read share), or {@code null} with replica acknowledgement.
+     */
+    Renewer.Many renewManyReadShares() {
+        return BatchRenewal.of(redis, RW_READ_RENEW_MANY, key -> {
+            List<String> all = keys.readWrite(key);
+            return List.of(all.get(1), all.get(2));
+        });
+    }
+
+    /**
      * Sets {@code owner}'s lease to exactly {@code leaseMillis}, also when shorter than what is left: the holder
      * choosing its own lease.
      *
@@ -245,6 +274,11 @@ final class LockScripts {
      *         function without naming the library
      */
     static RedisScript<Long> load(String name) {
+        return load(name, Long.class);
+    }
+
+    /** Like {@link #load(String)}, for a script answering with a {@code resultType}. */
+    static <T> RedisScript<T> load(String name, Class<T> resultType) {
         String script = read(name + ".lua");
         int headerEnd = 0;
         while (script.startsWith("--", headerEnd)) {
@@ -269,7 +303,7 @@ final class LockScripts {
                     throw new IllegalStateException("The lock script " + name + ".lua calls " + function + " but its header "
                             + "comment lacks the line '-- Uses " + library + ".' that adds " + library);
                 }));
-        return RedisScript.of(whole.append(body).toString(), Long.class);
+        return RedisScript.of(whole.append(body).toString(), resultType);
     }
 
     private static String read(String path) {

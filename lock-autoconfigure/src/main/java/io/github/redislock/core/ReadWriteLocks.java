@@ -62,8 +62,10 @@ final class ReadWriteLocks {
         this.scripts = scripts;
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
-        this.readRenewer = new Renewer(Kind.READ, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, false, leaseMillis));
-        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis));
+        this.readRenewer = new Renewer(Kind.READ, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, false, leaseMillis),
+                scripts.renewManyReadShares());
+        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
+                scripts.renewManyWriteLocks());
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;

@@ -64,7 +64,8 @@ public final class RedisLockTemplate implements AutoCloseable {
         LockScripts scripts = new LockScripts(runner, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew));
+        this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew,
+                scripts.renewMany()));
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
         this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());

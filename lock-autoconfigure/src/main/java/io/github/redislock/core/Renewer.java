@@ -1,5 +1,7 @@
 package io.github.redislock.core;
 
+import java.util.List;
+
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
 
 /**
@@ -10,8 +12,15 @@ import io.github.redislock.core.RedisLockDiagnostics.Kind;
  *
  * @param kind which lock type's holdings this renews, for diagnostics and log lines
  * @param call the Redis call that extends a holding's lease
+ * @param many the Redis call that extends many holdings' leases at once, or {@code null} when each is renewed alone;
+ *        the watchdog sends the holdings due at one tick in batches of up to {@link Watchdog#MAX_BATCH} through it
  */
-record Renewer(Kind kind, Call call) {
+record Renewer(Kind kind, Call call, Many many) {
+
+    /** A renewer of holdings one at a time. */
+    Renewer(Kind kind, Call call) {
+        this(kind, call, null);
+    }
 
     /** The Redis call that extends one holding's lease. */
     @FunctionalInterface
@@ -25,6 +34,40 @@ record Renewer(Kind kind, Call call) {
          * @throws RuntimeException when Redis could not be asked; the watchdog tries again while the lease lasts
          */
         boolean renew(String key, String owner, long leaseMillis);
+    }
+
+    /** The Redis call that extends many holdings' leases in one go (one script call per hash slot in Redis Cluster). */
+    @FunctionalInterface
+    interface Many {
+
+        /**
+         * Extends the i-th owner's lease of the i-th key to at least the i-th lease, never shortening one.
+         *
+         * @return per key whether it was renewed, is gone, or could not be asked
+         * @throws RuntimeException when Redis could not be asked at all; the watchdog tries again while the leases last
+         */
+        Replies renew(List<String> keys, List<String> owners, long[] leaseMillis);
+
+        /**
+         * Which batch {@code key} may share: in Redis Cluster its hash slot, as one script call takes keys of one slot
+         * only, and a batch per slot keeps a slow node from holding up the renewals of the others; else 0 for all.
+         */
+        default int batchOf(String key) {
+            return 0;
+        }
+    }
+
+    /**
+     * What a batched renewal found.
+     *
+     * @param outcomes one character per key, in the order asked: {@link #RENEWED}, {@link #GONE} or {@link #NOT_ASKED}
+     * @param failure why some keys were not asked (their hash slot's node failed), or {@code null}
+     */
+    record Replies(String outcomes, RuntimeException failure) {
+
+        static final char RENEWED = '1';
+        static final char GONE = '0';
+        static final char NOT_ASKED = '?';
     }
 
     /** How log lines and lost-lock reasons name a holding of this kind on {@code key}. */

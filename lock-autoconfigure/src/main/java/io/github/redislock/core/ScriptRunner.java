@@ -51,6 +51,8 @@ final class ScriptRunner {
     private final boolean direct;
     private final RedisLockConfig.ReplicaAck replicaAck;
     private final byte[][] waitArgs;
+    /** Whether the connections are Redis Cluster ones; {@code null} until a connection was asked. */
+    private volatile Boolean cluster;
 
     ScriptRunner(StringRedisTemplate redis, RedisLockConfig.ReplicaAck replicaAck) {
         this.redis = redis;
@@ -70,17 +72,66 @@ final class ScriptRunner {
         if (!direct) {
             return redis.execute(script, keys, (Object[]) args);
         }
+        return evalSha(script, ReturnType.INTEGER, keys, args);
+    }
+
+    /**
+     * Runs a script that answers with a string and whose writes need no acknowledgement (the watchdog's batched
+     * renewal, which reports one character per key).
+     */
+    String runForText(RedisScript<String> script, List<String> keys, String... args) {
+        if (!direct) {
+            return redis.execute(script, keys, (Object[]) args);
+        }
+        Object reply = evalSha(script, ReturnType.VALUE, keys, args);
+        return reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : (String) reply;
+    }
+
+    /** Whether replica acknowledgement is on: every write that grants or extends a lock then waits for replicas. */
+    boolean acknowledges() {
+        return replicaAck.enabled();
+    }
+
+    /**
+     * Whether the template talks to a Redis Cluster, where the keys of one script call must share a hash slot; asked
+     * of a connection the first time, then remembered.
+     */
+    boolean isCluster() {
+        Boolean known = cluster;
+        if (known == null) {
+            try (RedisConnection connection = redis.getRequiredConnectionFactory().getConnection()) {
+                known = connection instanceof RedisClusterConnection;
+            }
+            cluster = known;
+        }
+        return known;
+    }
+
+    /**
+     * Like {@link #isCluster()}, but {@code true} (the cautious answer: keys of one call in one hash slot) when it is
+     * not known yet and Redis cannot be asked now.
+     */
+    boolean isClusterOrUnknown() {
+        try {
+            return isCluster();
+        } catch (RuntimeException e) {
+            return true;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> T evalSha(RedisScript<?> script, ReturnType returnType, List<String> keys, String[] args) {
         byte[][] keysAndArgs = keysAndArgs(keys, args);
         RedisConnectionFactory factory = redis.getRequiredConnectionFactory();
         try (RedisConnection connection = factory.getConnection()) {
             try {
-                return connection.scriptingCommands().evalSha(script.getSha1(), ReturnType.INTEGER, keys.size(), keysAndArgs);
+                return (T) connection.scriptingCommands().evalSha(script.getSha1(), returnType, keys.size(), keysAndArgs);
             } catch (RuntimeException e) {
                 if (!isNoScript(e)) {
                     throw e;
                 }
                 // not in this server's script cache (a restart, a failover, SCRIPT FLUSH): EVAL loads it
-                return connection.scriptingCommands().eval(bytes(script.getScriptAsString()), ReturnType.INTEGER,
+                return (T) connection.scriptingCommands().eval(bytes(script.getScriptAsString()), returnType,
                         keys.size(), keysAndArgs);
             }
         }

@@ -51,7 +51,7 @@ final class SemaphorePermits {
         this.scripts = scripts;
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
-        this.renewer = new Renewer(Kind.SEMAPHORE, scripts::renew);
+        this.renewer = new Renewer(Kind.SEMAPHORE, scripts::renew, scripts.renewMany());
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;

@@ -16,6 +16,7 @@ final class SemaphoreScripts {
     static final RedisScript<Long> ACQUIRE = LockScripts.load("semaphore-acquire");
     static final RedisScript<Long> RELEASE = LockScripts.load("semaphore-release");
     static final RedisScript<Long> RENEW = LockScripts.load("semaphore-renew");
+    static final RedisScript<String> RENEW_MANY = LockScripts.load("semaphore-renew-many", String.class);
     static final RedisScript<Long> PERMITS = LockScripts.load("semaphore-permits");
 
     /**
@@ -80,6 +81,15 @@ final class SemaphoreScripts {
     boolean renew(String key, String holder, long leaseMillis) {
         return isOne(redis.runAcknowledged(RENEW, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
                 keys.semaphoreLimit(key)), reply -> reply == 1, null, "the renewal", holder, Long.toString(leaseMillis), RETENTION));
+    }
+
+    /**
+     * The watchdog's batched renewal of permits ({@code semaphore-renew-many.lua}: each as {@link #renew}), or
+     * {@code null} with replica acknowledgement.
+     */
+    Renewer.Many renewMany() {
+        return BatchRenewal.of(redis, RENEW_MANY, key -> List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+                keys.semaphoreLimit(key)), RETENTION);
     }
 
     /** The permits free now; {@code initialLimit} counts as the limit when Redis has none stored. */

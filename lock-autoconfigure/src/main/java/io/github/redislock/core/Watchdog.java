@@ -1,12 +1,16 @@
 package io.github.redislock.core;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
@@ -26,10 +30,14 @@ import org.slf4j.LoggerFactory;
  * entries of its {@link LocalLocks}; the other types {@link #watch} each holding when it is acquired (with a fixed
  * lease too, so {@link RedisLockDiagnostics} counts it) and {@link #unwatch} it at its release.
  * One scheduler thread only decides: every sixth of the lease it looks at every renewed holding and
- * hands a RENEW to a pool (threads come and go with the work, up to 256) for each one last renewed
- * a third of a lease ago or more, at most one in flight per holding. A renewal not answered within a quarter of the lease counts as failed
- * and is sent again on another thread (the blocked one is left to the client's own timeout), so a
- * slow or frozen Redis node costs only the locks it holds. A holding whose local lease (less a safety
+ * hands the ones last renewed a third of a lease ago or more to a pool (threads come and go with the work, up to
+ * 256), at most one renewal in flight per holding. Every type's {@link Renewer} has a batched call (unless replica
+ * acknowledgement is on, which acknowledges each renewal alone): holdings of one type go in batches of up to
+ * {@value #MAX_BATCH}, one script call each (a batch per hash slot in Redis Cluster), which reports per holding
+ * whether it was renewed or is gone. A renewal not answered
+ * within a quarter of the lease counts as failed and is sent again on another thread (the blocked one is left to
+ * the client's own timeout), so a slow or frozen Redis node costs only the locks it holds; an answered renewal
+ * cancels that resend, so the watchdog keeps nothing of a released holding. A holding whose local lease (less a safety
  * margin, see {@link LocalLock#safetyMarginNanos}) runs out is marked lost. Listeners run on a thread of
  * their own, one notification after another; background clean-up has its own pool too.
  */
@@ -43,6 +51,11 @@ final class Watchdog implements AutoCloseable {
      * healthy ones; bounded, so that thousands of locks due in one tick do not start thousands of threads.
      */
     private static final int MAX_RENEWAL_THREADS = 256;
+    /**
+     * Holdings renewed by one batched call at most: large enough that 100,000 held locks cost a hundred calls a
+     * renewal period, small enough that one call keeps Redis busy for about a millisecond.
+     */
+    static final int MAX_BATCH = 1000;
     private static final int BACKGROUND_THREADS = 4;
     private static final long IDLE_SECONDS = 30;
 
@@ -158,36 +171,81 @@ final class Watchdog implements AutoCloseable {
 
     private void tick() {
         try {
-            forEachHolding(this::check);
+            Map<BatchKey, List<Due>> batches = new HashMap<>();
+            forEachHolding((lock, renewer) -> {
+                Due due = check(lock, renewer);
+                if (due == null) {
+                    return;
+                }
+                if (renewer.many() == null) {
+                    dispatch(List.of(due));
+                    return;
+                }
+                BatchKey key = new BatchKey(renewer.many(), renewer.many().batchOf(lock.key));
+                List<Due> batch = batches.computeIfAbsent(key, k -> new ArrayList<>());
+                batch.add(due);
+                if (batch.size() == MAX_BATCH) {
+                    dispatch(batch);
+                    batches.remove(key);
+                }
+            });
+            batches.values().forEach(this::dispatch);
         } catch (Throwable e) { // a periodic task that throws is never run again: keep the watchdog alive
             log.error("The lock watchdog's tick failed unexpectedly", e);
         }
     }
 
-    private void check(LocalLock lock, Renewer renewer) {
+    /** The holding to renew now, or {@code null}; marks it lost when its local lease ran out. */
+    private Due check(LocalLock lock, Renewer renewer) {
         LocalLock.Holding holding = lock.holding;
         if (holding == null || !holding.renewing() || lock.lostReason != null) {
-            return;
+            return null;
         }
         String invalid = lock.invalidReason();
         if (invalid != null) {
             markLost(lock, renewer, holding, invalid);
         } else if (!inFlight.containsKey(holding)
                 && System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3) {
-            dispatch(lock, renewer, holding);
+            return new Due(lock, renewer, holding);
+        }
+        return null;
+    }
+
+    /**
+     * Sends one renewal for the holdings of {@code due} that have none in flight: a batch with the renewer's
+     * {@link Renewer#many} call, else (a single holding) its {@link Renewer#call}.
+     */
+    private void dispatch(List<Due> due) {
+        long sent = System.nanoTime();
+        List<Due> claimed = new ArrayList<>(due.size());
+        for (Due holding : due) {
+            if (inFlight.putIfAbsent(holding.holding(), sent) == null) {
+                claimed.add(holding);
+            }
+        }
+        if (claimed.isEmpty()) {
+            return;
+        }
+        Batch batch = new Batch(claimed, sent);
+        try {
+            batch.timeout = scheduler.schedule(() -> timedOut(batch), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
+            renewals.execute(() -> renew(batch));
+        } catch (RejectedExecutionException e) { // closed, or every renewal thread busy: the next tick tries again
+            batch.cancelTimeout();
+            claimed.forEach(holding -> inFlight.remove(holding.holding(), sent));
         }
     }
 
-    private void dispatch(LocalLock lock, Renewer renewer, LocalLock.Holding holding) {
-        long sent = System.nanoTime();
-        if (inFlight.putIfAbsent(holding, sent) != null) {
-            return;
-        }
+    private void renew(Batch batch) {
         try {
-            renewals.execute(() -> renew(lock, renewer, holding, sent));
-            scheduler.schedule(() -> timedOut(lock, renewer, holding, sent), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) { // closed, or every renewal thread busy: the next tick tries again
-            inFlight.remove(holding, sent);
+            Due first = batch.holdings.get(0);
+            if (first.renewer().many() == null) {
+                renew(first.lock(), first.renewer(), first.holding(), batch.sent);
+            } else {
+                renewMany(batch);
+            }
+        } finally {
+            batch.cancelTimeout(); // answered: nothing to resend, and the scheduler lets go of the holdings
         }
     }
 
@@ -199,21 +257,12 @@ final class Watchdog implements AutoCloseable {
     void renew(LocalLock lock, Renewer renewer, LocalLock.Holding holding, long sent) {
         try {
             if (renewer.call().renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
-                lock.renewed(holding, sent);
-                events.renewal(lock, LockObserver.RenewalOutcome.RENEWED);
-            } else if (markLost(lock, renewer, holding, "the watchdog found " + renewer.whatIsGone()
-                    + " gone from Redis (expired, deleted, or Redis lost it)")) {
-                events.renewal(lock, LockObserver.RenewalOutcome.LOST);
+                renewed(new Due(lock, renewer, holding), sent);
+            } else {
+                gone(new Due(lock, renewer, holding));
             }
         } catch (RuntimeException e) {
-            Long current = inFlight.get(holding);
-            if (lock.invalidReason() != null) {
-                if (markLost(lock, renewer, holding, "Redis could not be reached to renew it before its lease ran out: "
-                        + e.getMessage())) {
-                    events.renewal(lock, LockObserver.RenewalOutcome.LOST);
-                }
-            } else if (current != null && current == sent) { // not given up on by timedOut, which logs and counts itself
-                events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
+            if (notRenewed(new Due(lock, renewer, holding), sent, e)) {
                 log.warn("Could not renew {} (will retry before its lease ends): {}", renewer.describe(lock.key),
                         e.toString());
             }
@@ -222,21 +271,106 @@ final class Watchdog implements AutoCloseable {
         }
     }
 
-    private void timedOut(LocalLock lock, Renewer renewer, LocalLock.Holding holding, long sent) {
-        if (!inFlight.remove(holding, sent) || lock.holding != holding || lock.lostReason != null) {
-            return; // answered, released or lost meanwhile
+    /** Sends one batched renewal for every holding of {@code batch} on the calling thread, as {@link #renew} does one. */
+    private void renewMany(Batch batch) {
+        List<Due> holdings = batch.holdings;
+        try {
+            List<String> keys = new ArrayList<>(holdings.size());
+            List<String> owners = new ArrayList<>(holdings.size());
+            long[] leases = new long[holdings.size()];
+            for (int i = 0; i < holdings.size(); i++) {
+                Due due = holdings.get(i);
+                keys.add(due.lock().key);
+                owners.add(due.holding().owner());
+                leases[i] = TimeUnit.NANOSECONDS.toMillis(due.holding().leaseNanos());
+            }
+            Renewer.Replies replies;
+            try {
+                replies = holdings.get(0).renewer().many().renew(keys, owners, leases);
+            } catch (RuntimeException e) {
+                replies = new Renewer.Replies(String.valueOf(Renewer.Replies.NOT_ASKED).repeat(holdings.size()), e);
+            }
+            int failed = 0;
+            for (int i = 0; i < holdings.size(); i++) {
+                Due due = holdings.get(i);
+                char outcome = replies.outcomes().charAt(i);
+                if (outcome == Renewer.Replies.RENEWED) {
+                    renewed(due, batch.sent);
+                } else if (outcome == Renewer.Replies.GONE) {
+                    gone(due);
+                } else if (notRenewed(due, batch.sent, replies.failure())) {
+                    failed++;
+                }
+            }
+            if (failed > 0) {
+                log.warn("Could not renew {} of {} locks in one batch (will retry before their leases end): {}", failed,
+                        holdings.size(), String.valueOf(replies.failure()));
+            }
+        } finally {
+            holdings.forEach(due -> inFlight.remove(due.holding(), batch.sent));
         }
+    }
+
+    private void renewed(Due due, long sent) {
+        due.lock().renewed(due.holding(), sent);
+        events.renewal(due.lock(), LockObserver.RenewalOutcome.RENEWED);
+    }
+
+    private void gone(Due due) {
+        if (markLost(due.lock(), due.renewer(), due.holding(), "the watchdog found " + due.renewer().whatIsGone()
+                + " gone from Redis (expired, deleted, or Redis lost it)")) {
+            events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
+        }
+    }
+
+    /**
+     * A renewal sent at {@code sent} could not reach Redis: marks the holding lost if its lease ran out meanwhile.
+     *
+     * @return whether it counted as a failed renewal to retry, for the caller to log
+     */
+    private boolean notRenewed(Due due, long sent, RuntimeException failure) {
+        LocalLock lock = due.lock();
+        Long current = inFlight.get(due.holding());
         if (lock.invalidReason() != null) {
-            if (markLost(lock, renewer, holding, "Redis did not answer its renewal within "
-                    + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out")) {
+            if (markLost(lock, due.renewer(), due.holding(), "Redis could not be reached to renew it before its lease "
+                    + "ran out: " + (failure == null ? "no answer" : failure.getMessage()))) {
                 events.renewal(lock, LockObserver.RenewalOutcome.LOST);
             }
+        } else if (current != null && current == sent) { // not given up on by timedOut, which logs and counts itself
+            events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
+            return true;
+        }
+        return false;
+    }
+
+    private void timedOut(Batch batch) {
+        List<Due> resend = new ArrayList<>();
+        for (Due due : batch.holdings) {
+            LocalLock lock = due.lock();
+            if (!inFlight.remove(due.holding(), batch.sent) || lock.holding != due.holding() || lock.lostReason != null) {
+                continue; // answered, released or lost meanwhile
+            }
+            if (lock.invalidReason() != null) {
+                if (markLost(lock, due.renewer(), due.holding(), "Redis did not answer its renewal within "
+                        + TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos) + "ms, and its lease ran out")) {
+                    events.renewal(lock, LockObserver.RenewalOutcome.LOST);
+                }
+                continue;
+            }
+            events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
+            resend.add(due);
+        }
+        if (resend.isEmpty()) {
             return;
         }
-        events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
-        log.warn("Redis did not answer the renewal of {} within {}ms; sending it again",
-                renewer.describe(lock.key), TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
-        dispatch(lock, renewer, holding);
+        if (resend.size() == 1) {
+            log.warn("Redis did not answer the renewal of {} within {}ms; sending it again",
+                    resend.get(0).renewer().describe(resend.get(0).lock().key), TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
+        } else {
+            log.warn("Redis did not answer the renewal of {} locks within {}ms; sending it again", resend.size(),
+                    TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
+        }
+        dispatch(resend);
     }
 
     /**
@@ -281,6 +415,35 @@ final class Watchdog implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         };
+    }
+
+    /** Which batch a due holding joins: its renewer's batched call, and the group that call may take at once. */
+    private record BatchKey(Renewer.Many many, int group) {
+    }
+
+    /** A holding due for renewal, as the tick read it. */
+    private record Due(LocalLock lock, Renewer renewer, LocalLock.Holding holding) {
+    }
+
+    /** Holdings renewed by one call (one holding when its renewer has no batched call), sent at {@code sent}. */
+    private static final class Batch {
+
+        final List<Due> holdings;
+        final long sent;
+        /** The resend after a quarter lease unanswered; cancelled (and dropped by the scheduler) once answered. */
+        volatile ScheduledFuture<?> timeout;
+
+        Batch(List<Due> holdings, long sent) {
+            this.holdings = holdings;
+            this.sent = sent;
+        }
+
+        void cancelTimeout() {
+            ScheduledFuture<?> pending = timeout;
+            if (pending != null) {
+                pending.cancel(false);
+            }
+        }
     }
 
     /** What a {@link LockLostListener} sees of a lost lock. */

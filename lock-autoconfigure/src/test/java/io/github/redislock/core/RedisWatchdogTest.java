@@ -54,6 +54,24 @@ class RedisWatchdogTest {
     }
 
     @Test
+    void aBatchedRenewalExtendsEveryLockStillHeldWithoutShorteningOneAndReportsEachOneGone() {
+        redis.opsForValue().set(lockKey(key + ":long"), "owner-1", Duration.ofSeconds(60));
+        redis.opsForValue().set(lockKey(key + ":short"), "owner-2", Duration.ofSeconds(10));
+        redis.opsForValue().set(lockKey(key + ":taken"), "someone-else", Duration.ofSeconds(10));
+
+        String reply = redis.execute(LockScripts.RENEW_MANY, List.of(lockKey(key + ":long"), lockKey(key + ":short"),
+                lockKey(key + ":taken"), lockKey(key + ":gone")), "owner-1", "30000", "owner-2", "30000", "owner-3",
+                "30000", "owner-4", "30000");
+
+        assertThat(reply).as("per lock: held, held, another owner's, gone").isEqualTo("1100");
+        assertThat(redis.getExpire(lockKey(key + ":long"), TimeUnit.MILLISECONDS)).isGreaterThan(50_000);
+        assertThat(redis.getExpire(lockKey(key + ":short"), TimeUnit.MILLISECONDS)).isGreaterThan(20_000);
+        assertThat(redis.getExpire(lockKey(key + ":taken"), TimeUnit.MILLISECONDS)).as("not ours: untouched")
+                .isLessThanOrEqualTo(10_000);
+        assertThat(redis.hasKey(lockKey(key + ":gone"))).isFalse();
+    }
+
+    @Test
     void aWatchdogRenewalRacingAHandOverToALongerLeaseLeavesTheLongerLease() throws Exception {
         RedisLockTemplate template = clients.lockTemplate(); // watchdog lease 30s
         LockHandle held = template.acquire(key, LockOptions.tryOnce());

@@ -49,28 +49,30 @@ class WatchdogLockFamilyTest {
     }
 
     enum Type {
-        READ(LockScripts.RW_RENEW, LockScripts.RW_RELEASE, ":rw:writer", "read", ":rw:readers") {
+        // every type's holdings are renewed in batches (here batches of one), each type with its batched script
+        READ(LockScripts.RW_READ_RENEW_MANY, ":rw:readers", LockScripts.RW_RELEASE, ":rw:writer", "read", ":rw:readers") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
                 MultiLockHandle handle = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.READ);
                 return new Held(handle.fencingToken(key), handle::isHeld, handle::release);
             }
         },
-        WRITE(LockScripts.RW_RENEW, LockScripts.RW_RELEASE, ":rw:writer", "write", ":rw:writer") {
+        WRITE(LockScripts.RENEW_MANY, ":rw:writer", LockScripts.RW_RELEASE, ":rw:writer", "write", ":rw:writer") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
                 MultiLockHandle handle = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.WRITE);
                 return new Held(handle.fencingToken(key), handle::isHeld, handle::release);
             }
         },
-        FAIR(LockScripts.RENEW, FairLockScripts.FAIR_RELEASE, "", null, "") {
+        FAIR(LockScripts.RENEW_MANY, "", FairLockScripts.FAIR_RELEASE, "", null, "") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
                 LockHandle handle = template.acquireFair(key, LockOptions.tryOnce());
                 return new Held(handle.fencingToken(), handle::isHeld, handle::release);
             }
         },
-        SEMAPHORE(SemaphoreScripts.RENEW, SemaphoreScripts.RELEASE, ":semaphore:holders", null, ":semaphore:holders") {
+        SEMAPHORE(SemaphoreScripts.RENEW_MANY, ":semaphore:holders", SemaphoreScripts.RELEASE, ":semaphore:holders", null,
+                ":semaphore:holders") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
                 PermitHandle handle = template.semaphore(key, 2).acquire(LockOptions.tryOnce());
@@ -78,37 +80,37 @@ class WatchdogLockFamilyTest {
             }
         };
 
-        final RedisScript<Long> renewScript;
+        final RedisScript<?> renewScript;
+        /** The first Redis key the renew script gets, after {@code redis-lock:{key}}. */
+        final String renewKeySuffix;
         final RedisScript<Long> releaseScript;
-        /** The first Redis key the renew and release scripts get, after {@code redis-lock:{key}}. */
-        final String scriptKeySuffix;
-        /** The argument telling a read/write script which side it is for, or {@code null}. */
-        final String side;
+        /** The first Redis key the release script gets, after {@code redis-lock:{key}}. */
+        final String releaseKeySuffix;
+        /** The argument telling a read/write release which side it is for, or {@code null}. */
+        final String releaseSide;
         /** The Redis key whose loss loses the holding, after {@code redis-lock:{key}}. */
         final String leaseKeySuffix;
 
-        Type(RedisScript<Long> renewScript, RedisScript<Long> releaseScript, String scriptKeySuffix, String side,
-                String leaseKeySuffix) {
+        Type(RedisScript<?> renewScript, String renewKeySuffix, RedisScript<Long> releaseScript, String releaseKeySuffix,
+                String releaseSide, String leaseKeySuffix) {
             this.renewScript = renewScript;
+            this.renewKeySuffix = renewKeySuffix;
             this.releaseScript = releaseScript;
-            this.scriptKeySuffix = scriptKeySuffix;
-            this.side = side;
+            this.releaseKeySuffix = releaseKeySuffix;
+            this.releaseSide = releaseSide;
             this.leaseKeySuffix = leaseKeySuffix;
         }
 
         abstract Held acquire(RedisLockTemplate template, String key);
 
         Predicate<String> renewals(String key) {
-            return calls(renewScript, key);
+            return RedisMonitor.evalsha(renewScript, "redis-lock:{" + key + "}" + renewKeySuffix);
         }
 
         Predicate<String> releases(String key) {
-            return calls(releaseScript, key);
-        }
-
-        private Predicate<String> calls(RedisScript<Long> script, String key) {
-            String first = "redis-lock:{" + key + "}" + scriptKeySuffix;
-            return side == null ? RedisMonitor.evalsha(script, first) : RedisMonitor.evalsha(script, first, side);
+            String first = "redis-lock:{" + key + "}" + releaseKeySuffix;
+            return releaseSide == null ? RedisMonitor.evalsha(releaseScript, first)
+                    : RedisMonitor.evalsha(releaseScript, first, releaseSide);
         }
 
         String leaseKey(String key) {

@@ -659,22 +659,47 @@ public final class LockBenchmark {
         for (Map.Entry<String, Process> worker : workers.entrySet()) {
             String name = worker.getKey();
             Process process = worker.getValue();
-            String result = null;
+            Matcher result = null;
+            String failed = null;
+            String lostExample = null;
+            // the worker's last lines, so that a worker that fails says why in the report
+            java.util.ArrayDeque<String> tail = new java.util.ArrayDeque<>();
             try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
                 for (String line; (line = out.readLine()) != null;) {
-                    result = line.startsWith("memory ") ? line : result;
+                    // found anywhere in the line: the worker's log (standard error, same pipe) may share it
+                    Matcher memory = MEMORY_LINE.matcher(line);
+                    if (memory.find()) {
+                        result = memory;
+                    } else if (line.contains("memory-failed ")) {
+                        failed = line.substring(line.indexOf("memory-failed ") + "memory-failed ".length());
+                    } else if (line.contains("memory-lost ")) {
+                        lostExample = line.substring(line.indexOf("memory-lost ") + "memory-lost ".length());
+                    }
+                    tail.addLast(line);
+                    if (tail.size() > 5) {
+                        tail.removeFirst();
+                    }
                 }
             }
-            process.waitFor(120, TimeUnit.SECONDS);
+            boolean ended = process.waitFor(120, TimeUnit.SECONDS);
             if (result == null) {
-                problems.add(name + ": the memory worker reported nothing");
+                problems.add(name + ": the S6 memory worker reported no figures ("
+                        + (failed != null ? "it failed: " + failed
+                                : (ended ? "exit code " + process.exitValue() : "still running") + "; its last lines: "
+                                        + String.join(" / ", tail)) + ")");
                 continue;
             }
-            String[] parts = result.split(" ");
-            results.add("S6 heap bytes per held lock (100,000 held)", name, Double.parseDouble(parts[1]));
-            results.add("S6 KB of the library's own objects retained after release", name, Double.parseDouble(parts[2]));
+            long lost = Long.parseLong(result.group(3));
+            if (lost > 0) {
+                problems.add(name + ": S6 lost " + lost + " of the 100,000 locks while holding them (" + lostExample + ")");
+            }
+            results.add("S6 heap bytes per held lock (100,000 held)", name, Double.parseDouble(result.group(1)));
+            results.add("S6 KB of the library's own objects retained after release", name, Double.parseDouble(result.group(2)));
         }
     }
+
+    /** The memory worker's figures: bytes per held lock, KB retained, locks lost while held. */
+    private static final Pattern MEMORY_LINE = Pattern.compile("memory (-?[\\d.]+) (-?[\\d.]+) (\\d+)");
 
     private static List<String> javaCommand(String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),

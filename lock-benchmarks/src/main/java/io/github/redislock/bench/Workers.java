@@ -5,6 +5,7 @@ import java.io.InputStreamReader;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
@@ -106,8 +107,22 @@ final class Workers {
         System.exit(0);
     }
 
-    /** {@code memory-worker <contender> <port> <locks>}: prints {@code memory <bytes per held lock> <KB retained>}. */
-    static void memory(String[] args) throws Exception {
+    /**
+     * {@code memory-worker <contender> <port> <locks>}: prints {@code memory <bytes per held lock> <KB retained> <locks
+     * lost while held>}, or {@code memory-failed <what went wrong>}; never exits without a line saying which.
+     */
+    static void memory(String[] args) {
+        try {
+            measureMemory(args);
+        } catch (Throwable e) {
+            System.out.println("memory-failed " + e.toString().replace('\n', ' '));
+            System.out.flush();
+            System.exit(2);
+        }
+        System.exit(0);
+    }
+
+    private static void measureMemory(String[] args) throws Exception {
         String name = args[1];
         int port = Integer.parseInt(args[2]);
         int count = Integer.parseInt(args[3]);
@@ -128,16 +143,28 @@ final class Workers {
                 held.add(lock);
             }
             long holding = usedHeap();
+            // a lock lost while held (its renewals fell behind) fails its unlock: counted and reported, not fatal
+            int lost = 0;
+            RuntimeException firstLoss = null;
             for (Lock lock : held) {
-                lock.unlock();
+                try {
+                    lock.unlock();
+                } catch (RuntimeException e) {
+                    lost++;
+                    firstLoss = firstLoss == null ? e : firstLoss;
+                }
             }
             held.clear();
             Thread.sleep(1000); // let asynchronous clean-up (renewal timers, caches) run
             usedHeap();
             long libraryAfter = libraryBytes(name);
-            System.out.printf("memory %.1f %.1f%n", (holding - before) / (double) count, (libraryAfter - libraryBefore) / 1024.0);
+            if (firstLoss != null) {
+                System.out.println("memory-lost " + firstLoss.toString().replace('\n', ' '));
+            }
+            System.out.printf(Locale.ROOT, "memory %.1f %.1f %d%n", (holding - before) / (double) count,
+                    (libraryAfter - libraryBefore) / 1024.0, lost);
+            System.out.flush();
         }
-        System.exit(0);
     }
 
     private static void holdAndRelease(Contender contender, List<String> keys) {

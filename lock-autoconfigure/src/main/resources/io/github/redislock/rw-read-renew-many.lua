@@ -1,0 +1,31 @@
+-- Extends the leases of many read shares in one call (the watchdog's batch), each as rw-renew.lua does a read share:
+-- never shortened.
+-- KEYS[2i-1] the i-th share's readers (zset: owner -> lease end ms), KEYS[2i] its read epoch token, as in
+-- rw-read-acquire.lua (in Redis Cluster all in one hash slot)
+-- ARGV[2i-1] the i-th share's owner id, ARGV[2i] its lease in ms
+-- Returns a string of one character per share, in order: '1' when the owner still reads (its lease now at least
+-- the lease), '0' when its share is gone (its lease ended, or Redis lost it).
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local held = {}
+for i = 1, #KEYS / 2 do
+  local readers, epoch = KEYS[2 * i - 1], KEYS[2 * i]
+  local owner, lease = ARGV[2 * i - 1], tonumber(ARGV[2 * i])
+  local expiry = redis.call('ZSCORE', readers, owner)
+  if not expiry or tonumber(expiry) <= nowMs then
+    redis.call('ZREM', readers, owner)
+    held[i] = '0'
+  else
+    if tonumber(expiry) < nowMs + lease then
+      redis.call('ZADD', readers, 'XX', nowMs + lease, owner)
+    end
+    -- the readers and the epoch live as long as the longest reader lease
+    for _, key in ipairs({readers, epoch}) do
+      if redis.call('PTTL', key) < lease then
+        redis.call('PEXPIRE', key, lease)
+      end
+    end
+    held[i] = '1'
+  end
+end
+return table.concat(held)

@@ -1,0 +1,34 @@
+-- Extends the leases of many semaphore holders' permits in one call (the watchdog's batch), each as
+-- semaphore-renew.lua does one: never shortened.
+-- KEYS[3i-2] the i-th semaphore's holders (zset: holder id -> lease end ms), KEYS[3i-1] its permits per holder
+-- (hash), KEYS[3i] its permit limit (in Redis Cluster all in one hash slot)
+-- ARGV[1] how long a stored limit is kept unused, in ms; ARGV[2i] the i-th holder id, ARGV[2i+1] its lease in ms
+-- Returns a string of one character per holder, in order: '1' when it still has its permits (its lease now at least
+-- the lease), '0' when not (its lease ended, or Redis lost them).
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local retention = tonumber(ARGV[1])
+local held = {}
+for i = 1, #KEYS / 3 do
+  local holders, permits, limit = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
+  local holder, lease = ARGV[2 * i], tonumber(ARGV[2 * i + 1])
+  local expiry = redis.call('ZSCORE', holders, holder)
+  if not expiry or tonumber(expiry) <= nowMs then
+    held[i] = '0'
+  else
+    if tonumber(expiry) < nowMs + lease then
+      redis.call('ZADD', holders, nowMs + lease, holder)
+    end
+    for _, key in ipairs({holders, permits}) do
+      if redis.call('PTTL', key) < lease then
+        redis.call('PEXPIRE', key, lease)
+      end
+    end
+    local keep = math.max(lease, retention)
+    if redis.call('PTTL', limit) < keep then
+      redis.call('PEXPIRE', limit, keep)
+    end
+    held[i] = '1'
+  end
+end
+return table.concat(held)
