@@ -231,7 +231,7 @@ final class ExclusiveLock {
         if (holdUntilNanos == 0 && lock.mutex.hasQueuedThreads() && lock.passInMemory()) {
             lock.mutex.unlock();
             unretain(lock);
-            return;
+            return false;
         }
         long token = lock.token;
         String invalid = lock.invalidReason();

@@ -87,11 +87,6 @@ final class ScriptRunner {
         return reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : (String) reply;
     }
 
-    /** Whether replica acknowledgement is on: every write that grants or extends a lock then waits for replicas. */
-    boolean acknowledges() {
-        return replicaAck.enabled();
-    }
-
     /**
      * Whether the template talks to a Redis Cluster, where the keys of one script call must share a hash slot; asked
      * of a connection the first time, then remembered.
