@@ -1,14 +1,18 @@
 package io.github.redislock.core;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
+import io.github.redislock.core.SemaphoreScripts.HandOverReply;
 import io.github.redislock.core.WaitLoop.Deadline;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,8 +27,13 @@ import org.springframework.dao.DataAccessException;
  * (owner, token, lease, validity) the way the exclusive lock's does, and the {@link Watchdog} watches it from
  * acquisition to release, renewing it with the semaphore's script as it renews every lock type's. The
  * waiting threads of one semaphore meet on an entry of this class's own {@link LocalLocks} under {@link #wakeName}, a name no lock key
- * can have, which is what releases publish. They queue on its mutex, first come first served, so one of them at a
- * time asks Redis and sleeps for a release (a try without waiting does not queue).
+ * can have, which is what releases publish. They queue in a {@link Queue}, first come first served, so one of them
+ * at a time (the first) asks Redis and sleeps for a release (a try without waiting does not queue).
+ * <p>
+ * Each queued thread posts an {@link Offer}: a release by another thread of this client hands the first open offer
+ * permits in the release's own script call when no other client has waited longer, so a busy semaphore costs one
+ * script call per acquisition and release instead of two. In Redis, a client's waiting threads are one waiter entry
+ * ({@link #clientWaiter}), which a hand-over moves to the back of the queue while more of them wait.
  */
 final class SemaphorePermits {
 
@@ -32,6 +41,13 @@ final class SemaphorePermits {
 
     /** Starts the name waiting threads meet under: a control character, which no valid lock key contains. */
     private static final String WAKE_PREFIX = "\u0002semaphore:"; // \u0001 starts a fair hand-over
+    /**
+     * How long the next thread in line may sleep without asking Redis after a hand-over left no permit free (the
+     * release registered this client as waiting, so other clients' releases still wake it); it asks then.
+     */
+    private static final long SLEEP_AFTER_FULL_HAND_OVER_MILLIS = 1000;
+    /** How long the waiter entry a hand-over leaves for this client's further waiting threads lives. */
+    private static final long HANDED_OVER_ENTRY_MILLIS = 3 * SLEEP_AFTER_FULL_HAND_OVER_MILLIS;
 
     private final SemaphoreScripts scripts;
     /** Where the threads waiting for permits sleep, by {@link #wakeName}: the name releases publish. */
@@ -45,6 +61,8 @@ final class SemaphorePermits {
     private final AtomicLong acquisitions = new AtomicLong();
     /** What each thread holds, by semaphore: the outer acquisition a nested one shares. */
     private final ConcurrentHashMap<Holder, Acquisition> held = new ConcurrentHashMap<>();
+    /** This client's threads waiting for each semaphore, by key; a queue goes with its last thread. */
+    private final ConcurrentHashMap<String, Queue> queues = new ConcurrentHashMap<>();
 
     SemaphorePermits(SemaphoreScripts scripts, WaitLoop waitLoop, Watchdog watchdog,
             BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
@@ -76,6 +94,185 @@ final class SemaphorePermits {
     }
 
     /**
+     * This client's threads waiting for one semaphore, first come first served: the first asks Redis, the others
+     * wait for their turn or for permits handed to them. Its deque is guarded by {@link #queues}' compute.
+     */
+    private static final class Queue {
+
+        final ArrayDeque<Offer> offers = new ArrayDeque<>();
+        /** Wake-ups of the semaphore's wake point that were hand-overs to the first thread: they free no permit. */
+        final AtomicLong handOverWakeups = new AtomicLong();
+        /** {@link #frees} when a hand-over left no permit free (and registered this client as waiting), or -1. */
+        volatile long fullAtFrees = -1;
+        volatile long fullAtNanos;
+
+        /** Counts the wake-ups that may have freed permits: releases published to this client, raised limits. */
+        long frees(LocalLock wakePoint) {
+            return wakePoint.wakeups() - handOverWakeups.get();
+        }
+
+        /**
+         * Whether the last hand-over left no permit free and nothing that may free one woke this client since (within
+         * {@link #SLEEP_AFTER_FULL_HAND_OVER_MILLIS}): the first thread may then sleep without asking Redis.
+         */
+        boolean knownFull(LocalLock wakePoint) {
+            return fullAtFrees == frees(wakePoint)
+                    && System.nanoTime() - fullAtNanos < TimeUnit.MILLISECONDS.toNanos(SLEEP_AFTER_FULL_HAND_OVER_MILLIS);
+        }
+    }
+
+    /** How a queued thread's wait for its turn ended. */
+    private enum Turn { FIRST, HANDED, TIMED_OUT }
+
+    /**
+     * What a queued thread asks for, so that a release by another thread can hand it permits: claimed by at most
+     * one release at a time, settled by it with a token or nothing, closed by the waiter when it stops waiting.
+     */
+    private static final class Offer {
+
+        final String holder;
+        final int permits;
+        final long leaseMillis;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition changed = lock.newCondition();
+        private boolean first;
+        private boolean claimed;
+        private boolean closed;
+        private long token;
+        private long grantedAtNanos;
+        /** A claiming release failed to reach Redis: it may have handed permits over that nobody knows of. */
+        private boolean uncertain;
+
+        Offer(String holder, int permits, long leaseMillis) {
+            this.holder = holder;
+            this.permits = permits;
+            this.leaseMillis = leaseMillis;
+        }
+
+        /** It is the first of its queue now: it asks Redis. */
+        void becomeFirst() {
+            lock.lock();
+            try {
+                first = true;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        boolean isFirst() {
+            lock.lock();
+            try {
+                return first;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Whether a release may still hand it permits (not claimed by another, not settled, not closed). */
+        boolean isOpen() {
+            lock.lock();
+            try {
+                return !claimed && !closed;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        boolean claim() {
+            lock.lock();
+            try {
+                if (claimed || closed) {
+                    return false;
+                }
+                claimed = true;
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Ends a claim: {@code grantedToken} > 0 when the release handed the permits over. */
+        void settle(long grantedToken, long requestStartNanos, boolean failed) {
+            lock.lock();
+            try {
+                if (grantedToken > 0) {
+                    token = grantedToken;
+                    grantedAtNanos = requestStartNanos;
+                    closed = true;
+                }
+                uncertain |= failed;
+                claimed = false;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Waits until permits are handed to it, it is first in its queue, or the deadline passes. */
+        Turn awaitTurn(Deadline deadline) throws InterruptedException {
+            lock.lock();
+            try {
+                while (true) {
+                    if (token > 0) {
+                        return Turn.HANDED;
+                    }
+                    if (first) {
+                        return Turn.FIRST;
+                    }
+                    long left = deadline.remainingNanos();
+                    if (left <= 0 && !claimed) {
+                        return Turn.TIMED_OUT;
+                    }
+                    if (claimed) {
+                        changed.await(); // a release is handing permits over right now: wait for its answer
+                    } else {
+                        changed.awaitNanos(left);
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The token handed over, or 0; waits for a claiming release's answer first. */
+        long granted() {
+            lock.lock();
+            try {
+                while (claimed) {
+                    changed.awaitUninterruptibly();
+                }
+                return token;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** No release claims it any more; waits for one under way. Returns whether permits may have been handed over. */
+        boolean close() {
+            lock.lock();
+            try {
+                closed = true;
+                while (claimed) {
+                    changed.awaitUninterruptibly();
+                }
+                return token > 0 || uncertain;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        long grantedAtNanos() {
+            lock.lock();
+            try {
+                return grantedAtNanos;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
      * @param key a validated key
      * @param initialLimit the limit stored when Redis has none for this semaphore
      * @param lease a fixed lease, or {@code null} for the watchdog
@@ -95,37 +292,63 @@ final class SemaphorePermits {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock holding = new LocalLock(key);
         LocalLock wakePoint = waiting.retain(name);
-        boolean queued = false;
+        Offer offer = null;
+        String waiter = clientWaiter();
         try {
+            Queue queue = null;
             if (!deadline.isTryOnce()) {
                 // the threads of this JVM that wait for one semaphore take turns, in arrival order: only the first
                 // asks Redis and sleeps for a release, and the next one asks once it has its permits or gave up.
                 // Waking every waiting thread at each release cost a failed script call per thread for one permit.
-                if (deadline.isForever()) {
-                    wakePoint.mutex.lockInterruptibly();
-                } else if (!wakePoint.mutex.tryLock(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
+                offer = new Offer(holder, permits, leaseMillis);
+                queue = enqueue(key, offer);
+                Turn turn = offer.awaitTurn(deadline);
+                if (turn == Turn.TIMED_OUT) {
                     return Optional.empty();
                 }
-                queued = true;
-            }
-            waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
-                long requestStart = System.nanoTime();
-                AcquireReply reply = scripts.acquire(key, holder, permits, leaseMillis, initialLimit, holder, sleepMillis,
-                        registered);
-                if (reply.acquired()) {
-                    holding.held(holder, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
+                if (turn == Turn.HANDED) {
+                    holding.held(holder, offer.granted(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), offer.grantedAtNanos(),
                             lease == null);
                 }
-                return reply;
-            }, (registered, uncertain) -> giveUp(key, holder, registered, uncertain));
+            }
+            if (holding.owner == null) {
+                Offer myOffer = offer;
+                Queue myQueue = queue;
+                waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
+                    if (myOffer != null) {
+                        long handed = myOffer.granted();
+                        if (handed > 0) {
+                            holding.held(holder, handed, TimeUnit.MILLISECONDS.toNanos(leaseMillis),
+                                    myOffer.grantedAtNanos(), lease == null);
+                            return new AcquireReply(handed, 0);
+                        }
+                        if (sleepMillis > 0 && myQueue.knownFull(wakePoint)) {
+                            // a hand-over just left no permit free and registered this client as waiting
+                            return new AcquireReply(0, SLEEP_AFTER_FULL_HAND_OVER_MILLIS);
+                        }
+                    }
+                    long requestStart = System.nanoTime();
+                    AcquireReply reply = scripts.acquire(key, holder, permits, leaseMillis, initialLimit, waiter,
+                            sleepMillis, registered);
+                    if (reply.acquired()) {
+                        holding.held(holder, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
+                                lease == null);
+                    }
+                    return reply;
+                }, (registered, uncertain) -> giveUp(key, holder, registered, uncertain));
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(key, deadline.elapsed(), e);
         } catch (LockNotAcquiredException e) { // named after the wake point: name the semaphore instead
             throw new LockNotAcquiredException(key, deadline.elapsed(), e.getCause());
         } finally {
-            if (queued) {
-                wakePoint.mutex.unlock();
+            if (offer != null) {
+                dequeue(key, offer);
+                if (offer.close() && holding.owner == null) {
+                    // a release handed permits over (or may have) as this thread gave up: return them
+                    cleanup.run(() -> scripts.release(key, holder, wakeName(key)));
+                }
             }
             waiting.unretain(wakePoint);
         }
@@ -154,20 +377,63 @@ final class SemaphorePermits {
         return new Handle(outer);
     }
 
-    /** Leaves nothing behind after a failed wait: the waiter entry, and permits whose grant reply was lost. */
+    private Queue enqueue(String key, Offer offer) {
+        return queues.compute(key, (k, queue) -> {
+            Queue q = queue != null ? queue : new Queue();
+            q.offers.addLast(offer);
+            if (q.offers.peekFirst() == offer) {
+                offer.becomeFirst();
+            }
+            return q;
+        });
+    }
+
+    private void dequeue(String key, Offer offer) {
+        queues.computeIfPresent(key, (k, queue) -> {
+            boolean wasFirst = queue.offers.peekFirst() == offer;
+            queue.offers.remove(offer);
+            if (queue.offers.isEmpty()) {
+                return null;
+            }
+            if (wasFirst) {
+                queue.offers.peekFirst().becomeFirst();
+            }
+            return queue;
+        });
+    }
+
+    /** Whether more than {@code but} of this client's threads wait for the semaphore. */
+    private boolean othersWait(String key) {
+        Queue queue = queues.get(key);
+        return queue != null && queue.offers.size() > 1;
+    }
+
+    /** This client's waiter id for every semaphore: its waiting threads are one entry in Redis, their queue is here. */
+    private String clientWaiter() {
+        return clientId + ":queue";
+    }
+
+    /**
+     * Leaves nothing behind after a failed wait: the waiter entry (unless more threads of this client wait), and
+     * permits whose grant reply was lost.
+     */
     private void giveUp(String key, String holder, boolean registered, boolean uncertain) {
+        boolean othersWait = othersWait(key);
+        String waiter = clientWaiter();
         if (uncertain) {
             cleanup.run(() -> {
                 scripts.release(key, holder, wakeName(key));
-                scripts.leave(key, holder);
+                if (!othersWait) {
+                    scripts.leave(key, waiter);
+                }
             });
-        } else if (registered) {
+        } else if (registered && !othersWait) {
             BackgroundCleanup.withoutInterrupt(() -> {
                 try {
-                    scripts.leave(key, holder);
+                    scripts.leave(key, waiter);
                 } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
                     log.debug("Could not withdraw from the waiters of semaphore '{}'; Redis TTLs will", key, e);
-                    cleanup.run(() -> scripts.leave(key, holder));
+                    cleanup.run(() -> scripts.leave(key, waiter));
                 }
             });
         }
@@ -186,7 +452,7 @@ final class SemaphorePermits {
         boolean[] wasHolder = {true};
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
-                wasHolder[0] = scripts.release(lease.key, holder, wakeName(lease.key));
+                wasHolder[0] = releaseOrHandOver(lease.key, holder);
             } catch (DataAccessException e) {
                 log.warn("Could not release the permits of semaphore '{}' in Redis ({}); retrying in the background, "
                         + "and their lease ends them at the latest", lease.key, e.toString());
@@ -199,6 +465,63 @@ final class SemaphorePermits {
         if (!wasHolder[0]) {
             throw new LockLostException(lease.key, token, "Redis no longer had its permits at release");
         }
+    }
+
+    /**
+     * Returns {@code holder}'s permits, handing them to the thread at the head of this client's queue in the same
+     * script call when it has posted an offer (and no other client waited longer).
+     *
+     * @return whether {@code holder} still had its permits
+     */
+    private boolean releaseOrHandOver(String key, String holder) {
+        String name = wakeName(key);
+        Offer[] target = {null};
+        boolean[] moreWaiting = {false};
+        Queue queue = queues.computeIfPresent(key, (k, q) -> {
+            for (Offer offer : q.offers) {
+                if (target[0] == null) {
+                    if (offer.claim()) {
+                        target[0] = offer;
+                    }
+                } else if (offer.isOpen()) {
+                    moreWaiting[0] = true;
+                    break;
+                }
+            }
+            return q;
+        });
+        Offer offer = target[0];
+        if (offer == null) {
+            return scripts.release(key, holder, name);
+        }
+        LocalLock wakePoint = waiting.get(name);
+        long freesBefore = wakePoint == null ? -1 : queue.frees(wakePoint);
+        long requestStart = System.nanoTime();
+        HandOverReply reply;
+        try {
+            reply = scripts.releaseAndHandOver(key, holder, name, offer.holder, offer.permits, offer.leaseMillis,
+                    clientWaiter(), moreWaiting[0], HANDED_OVER_ENTRY_MILLIS);
+        } catch (RuntimeException e) {
+            offer.settle(0, 0, true);
+            throw e;
+        }
+        if (reply.handedOver()) {
+            if (reply.full() && moreWaiting[0] && wakePoint != null) {
+                queue.fullAtNanos = System.nanoTime();
+                queue.fullAtFrees = freesBefore;
+            }
+            offer.settle(reply.token(), requestStart, false);
+            if (wakePoint != null && offer.isFirst()) {
+                // the first thread sleeps on the wake point, not on its offer
+                queue.handOverWakeups.incrementAndGet();
+                wakePoint.wake();
+            }
+        } else {
+            // declined (another client waited longer, or too few permits): the script woke the waiting clients,
+            // this one too if it waits, in their order
+            offer.settle(0, 0, false);
+        }
+        return reply.wasHolder();
     }
 
     int available(String key, int initialLimit) {

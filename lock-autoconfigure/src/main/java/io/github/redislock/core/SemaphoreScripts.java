@@ -68,9 +68,54 @@ final class SemaphoreScripts {
      * @return whether {@code holder} still had them (its lease had not ended)
      */
     boolean release(String key, String holder, String wakeName) {
-        return isOne(redis.run(RELEASE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
-                keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), holder, keys.wakeChannelPrefix(),
-                wakeName, THREADS_WOKEN_PER_RELEASE));
+        Long reply = runRelease(key, holder, wakeName, "", 0, 0, "", false, 0);
+        return reply != null && reply == 1;
+    }
+
+    /**
+     * Returns {@code holder}'s permits and, when no other client has waited longer and they fit, hands permits in the
+     * same call to {@code next}, the releasing client's next waiting thread; else wakes the threads waiting longest.
+     *
+     * @param clientWaiter the releasing client's waiter id ({@code next}'s waiter entry)
+     * @param moreWaiting whether more threads of the client wait after {@code next}: its waiter entry then stays,
+     *        at the back of the queue, for {@code entryMillis}
+     */
+    HandOverReply releaseAndHandOver(String key, String holder, String wakeName, String next, int nextPermits,
+            long nextLeaseMillis, String clientWaiter, boolean moreWaiting, long entryMillis) {
+        Long reply = runRelease(key, holder, wakeName, next, nextPermits, nextLeaseMillis, clientWaiter, moreWaiting,
+                entryMillis);
+        return HandOverReply.of(reply == null ? 0 : reply);
+    }
+
+    private Long runRelease(String key, String holder, String wakeName, String next, int nextPermits,
+            long nextLeaseMillis, String clientWaiter, boolean moreWaiting, long entryMillis) {
+        return redis.run(RELEASE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
+                keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key), keys.semaphoreLimit(key),
+                keys.semaphoreFence(key)), holder, keys.wakeChannelPrefix(), wakeName, THREADS_WOKEN_PER_RELEASE, next,
+                Integer.toString(nextPermits), Long.toString(nextLeaseMillis), FENCE_GRACE, clientWaiter,
+                moreWaiting ? "1" : "0", Long.toString(entryMillis), RETENTION);
+    }
+
+    /**
+     * What {@code semaphore-release.lua} answered when asked to hand over.
+     *
+     * @param wasHolder whether the releasing holder still had its permits
+     * @param token the next thread's fencing token when it was handed permits, else 0
+     * @param full whether no permit was left free after the hand-over
+     */
+    record HandOverReply(boolean wasHolder, long token, boolean full) {
+
+        static HandOverReply of(long reply) {
+            if (reply == 0 || reply == 1) {
+                return new HandOverReply(reply == 1, 0, false);
+            }
+            long magnitude = Math.abs(reply);
+            return new HandOverReply(reply > 0, magnitude / 2, magnitude % 2 == 1);
+        }
+
+        boolean handedOver() {
+            return token > 0;
+        }
     }
 
     /**
