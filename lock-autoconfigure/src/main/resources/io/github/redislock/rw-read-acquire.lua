@@ -3,12 +3,14 @@
 -- owner id -> lease end in server ms), [3] the read epoch's fencing token, [4] the fencing counter,
 -- [5] writers waiting (zset: owner id -> ms after which the entry is stale), [6] waiting clients by arrival,
 -- [7] waiting clients by expiry
--- ARGV[1] owner id (client id + thread + acquisition), ARGV[2] lease in ms, ARGV[3] client id,
+-- ARGV[1] owner id (client id + ':share:' + acquisition for a client's read share, client id + thread + acquisition
+-- for a reader of its own), ARGV[2] lease in ms, ARGV[3] client id,
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
 -- ARGV[5] fence grace in ms, ARGV[6] the owner id of the caller's own write lock when it downgrades, else ''
 -- Returns the read epoch's fencing token (> 0) when the caller reads now, else minus how long until it should
 -- look again (< 0).
--- Each reader has its own entry and lease, so a reader that crashed frees only its own share when its lease ends.
+-- Each reader entry (a client's read share, which its reading threads join in memory, or a reader of its own) has
+-- its own lease, so a client that crashed frees only its own share when its lease ends.
 -- A reader may enter while other readers read and no writer holds the lock or waits for it (a waiting writer
 -- blocks new readers, so a stream of readers cannot starve it); the writer itself may always read (downgrade).
 -- Uses lib/fence.lua.

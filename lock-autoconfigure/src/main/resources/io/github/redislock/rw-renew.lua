@@ -1,7 +1,9 @@
 -- Extends the lease of a read share or write lock the caller still holds (the watchdog).
 -- KEYS as in rw-read-acquire.lua: [1] writer, [2] readers, [3] read epoch token
 -- ARGV[1] owner id, ARGV[2] 'read' or 'write', ARGV[3] lease in ms
--- Returns 1 when the caller holds it (its lease now at least ARGV[3]), 0 when it no longer does. A renewal never
+-- KEYS[5] writers waiting
+-- Returns 1 when the caller holds it (its lease now at least ARGV[3]), 0 when it no longer does; 2 when it holds a
+-- read share and a writer waits (a client then stops letting its threads join that share). A renewal never
 -- shortens a lease.
 local lease = tonumber(ARGV[3])
 if ARGV[2] == 'write' then
@@ -28,5 +30,9 @@ for i = 2, 3 do
   if redis.call('PTTL', KEYS[i]) < lease then
     redis.call('PEXPIRE', KEYS[i], lease)
   end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMs)
+if redis.call('ZCARD', KEYS[5]) > 0 then
+  return 2
 end
 return 1

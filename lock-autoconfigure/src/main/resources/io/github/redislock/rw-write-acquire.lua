@@ -3,12 +3,14 @@
 -- [5] writers waiting, [6] waiting clients by arrival, [7] waiting clients by expiry
 -- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[3] client id,
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
--- ARGV[5] fence grace in ms
+-- ARGV[5] fence grace in ms, ARGV[6] wake-up channel prefix, ARGV[7] the message telling a client that a writer
+-- waits for this lock
 -- Returns the fencing token (> 0) when the caller holds the write lock now, else minus how long until it should
 -- look again (< 0).
 -- A writer that waits enters itself in KEYS[5] until its next re-check plus a second: while it is there, no new
 -- reader enters (rw-read-acquire.lua), so the readers drain and the writer gets its turn. A writer that dies
--- while waiting blocks readers at most that long.
+-- while waiting blocks readers at most that long. When it starts waiting, it tells every client that reads (ARGV[7],
+-- one message per client): a client's threads join its read share in memory, and must stop joining it now.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
 local lease = tonumber(ARGV[2])
@@ -55,9 +57,19 @@ end
 local sleep = tonumber(ARGV[4])
 if sleep > 0 then
   local entryTtl = math.min(sleep, ttl) + 1000
-  redis.call('ZADD', KEYS[5], nowMs + entryTtl, ARGV[1])
+  local added = redis.call('ZADD', KEYS[5], nowMs + entryTtl, ARGV[1])
   if redis.call('PTTL', KEYS[5]) < entryTtl then
     redis.call('PEXPIRE', KEYS[5], entryTtl)
+  end
+  if added == 1 then
+    local told = {}
+    for _, reader in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+      local client = string.match(reader, '^[^:]+')
+      if not told[client] then
+        told[client] = true
+        redis.call('PUBLISH', ARGV[6] .. client, ARGV[7])
+      end
+    end
   end
   register_waiter(KEYS[6], KEYS[7], ARGV[3], nowMs, entryTtl)
 end

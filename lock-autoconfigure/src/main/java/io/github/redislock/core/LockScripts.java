@@ -226,7 +226,8 @@ final class LockScripts {
     AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis) {
         return AcquireReply.of(redis.runAcknowledged(RW_WRITE_ACQUIRE, keys.readWrite(key), token -> token > 0,
                 token -> readWriteRelease(key, owner, true), "the acquisition", owner, Long.toString(leaseMillis),
-                clientId, Long.toString(sleepMillis), FENCE_GRACE));
+                clientId, Long.toString(sleepMillis), FENCE_GRACE, keys.wakeChannelPrefix(),
+                ReadWriteLocks.writerWaits(key)));
     }
 
     /**
@@ -250,8 +251,18 @@ final class LockScripts {
      * @return whether {@code owner} still holds it
      */
     boolean readWriteRenew(String key, String owner, boolean write, long leaseMillis) {
-        return isOne(redis.runAcknowledged(RW_RENEW, keys.readWrite(key), LockScripts::isOne, null, "the renewal", owner,
-                write ? "write" : "read", Long.toString(leaseMillis)));
+        return readWriteRenewal(key, owner, write, leaseMillis) >= 1;
+    }
+
+    /**
+     * Extends {@code owner}'s read share or write lease to at least {@code leaseMillis}.
+     *
+     * @return 1 when renewed, 2 when a read share was renewed and a writer waits, 0 when {@code owner} no longer holds it
+     */
+    long readWriteRenewal(String key, String owner, boolean write, long leaseMillis) {
+        Long reply = redis.runAcknowledged(RW_RENEW, keys.readWrite(key), renewed -> renewed >= 1, null, "the renewal",
+                owner, write ? "write" : "read", Long.toString(leaseMillis));
+        return reply == null ? 0 : reply;
     }
 
     private static boolean isOne(Long reply) {

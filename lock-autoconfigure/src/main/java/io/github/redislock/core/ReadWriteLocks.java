@@ -4,8 +4,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
@@ -18,9 +20,16 @@ import org.springframework.dao.DataAccessException;
 /**
  * The read/write lock type: many readers or one writer, across threads and JVMs.
  * <p>
- * Every thread is its own owner in Redis, with its own lease: a reader that crashes frees only its own share when
- * that lease ends, and the other readers read on. (The exclusive lock queues a JVM's threads in memory instead;
- * readers must not queue behind each other, so here each thread goes to Redis once per outermost acquisition.)
+ * <b>One read share per JVM.</b> The first reading thread of this client takes a read share in Redis (a reader entry
+ * with its own lease, renewed by the watchdog); further reading threads join that share in memory, counted in its
+ * {@link ReadShare}, while it is held and no writer waits, and the last one to leave releases it in Redis. So a JVM
+ * that crashes frees only its own share when that lease ends, and the other JVMs read on. A writer that waits stops
+ * threads joining: a writer of this client closes the share at each of its attempts; a writer of another client
+ * publishes a notice to the clients that read when it starts waiting, and if that message is lost, the share's next
+ * renewal reports the waiting writer (so threads may join for at most a renewal interval, a third to half of the
+ * lease, after the writer began to wait). A thread that finds the share closed opens a new one in Redis, where a
+ * waiting writer keeps it out; one thread of this client at a time opens one (the others wait for it and join).
+ * Readers with a fixed lease, and a writer taking the read lock (downgrade), hold their own reader entry instead.
  * Nested acquisitions by the holding thread are counted in memory, per thread and key, and cost no round trip.
  * <p>
  * Why the rules are what they are:
@@ -32,8 +41,8 @@ import org.springframework.dao.DataAccessException;
  * <li>A writer that waits enters itself as waiting for the length of its next sleep plus a second, and new readers
  * stay out meanwhile: a stream of overlapping readers cannot starve it.</li>
  * <li>Fencing: each write acquisition gets a token above every earlier one of the lock; readers get the token of
- * their read epoch (drawn when the first reader entered after no one read, and shared by the readers joining it),
- * so a write after those reads carries a greater token than they did.</li>
+ * their read epoch (drawn when the first reader entered after no one read, and shared by the readers joining it,
+ * in Redis or in a read share), so a write after those reads carries a greater token than they did.</li>
  * </ul>
  * Each Redis holding is watched by the {@link Watchdog} from acquisition to release, which renews those without an
  * explicit lease time as it renews every lock type's, and marks one it finds gone lost and tells the
@@ -42,6 +51,9 @@ import org.springframework.dao.DataAccessException;
 final class ReadWriteLocks {
 
     private static final Logger log = LoggerFactory.getLogger(ReadWriteLocks.class);
+
+    /** Starts the notice that a writer waits for a key: a control character, which no valid lock key contains. */
+    private static final String WRITER_WAITS_PREFIX = "\u0003rw-writer-waits:";
 
     private final LockScripts scripts;
     /** Where the threads of this client waiting for a key sleep; woken when a release of the key is published. */
@@ -56,6 +68,11 @@ final class ReadWriteLocks {
     private final AtomicLong acquisitions = new AtomicLong();
     /** The current thread's holds, by key. */
     private final ThreadLocal<Map<String, Holds>> holds = ThreadLocal.withInitial(HashMap::new);
+    /** This client's newest read share of each key it reads, joinable or not. */
+    private final ConcurrentHashMap<String, ReadShare> shares = new ConcurrentHashMap<>();
+    /** How many threads of this client wait for or hold the write lock of each key (absent: none). */
+    private final ConcurrentHashMap<String, Integer> writers = new ConcurrentHashMap<>();
+    private final Renewer shareRenewer;
 
     ReadWriteLocks(LockScripts scripts, WaitLoop waitLoop, Watchdog watchdog, BackgroundCleanup cleanup, String clientId,
             Duration watchdogLease) {
@@ -66,22 +83,132 @@ final class ReadWriteLocks {
                 scripts.renewManyReadShares());
         this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
                 scripts.renewManyWriteLocks());
+        // renewed one by one, not in batches: a share's renewal also reports a waiting writer (one share per key)
+        this.shareRenewer = new Renewer(Kind.READ, (key, owner, leaseMillis) -> {
+            long renewal = scripts.readWriteRenewal(key, owner, false, leaseMillis);
+            if (renewal == 2) { // a writer waits: the notice may have been lost
+                closeShare(key, owner);
+            }
+            return renewal >= 1;
+        });
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
     }
 
-    /** One thread's holds on one key: each side's Redis holding (a {@link LocalLock} used as its record) and count. */
+    /**
+     * One thread's holds on one key: each side's Redis holding (a {@link LocalLock} used as its record) and count,
+     * and the read share the read side joined (or {@code null} when the thread has its own reader entry).
+     */
     private static final class Holds {
         LocalLock read;
         int reads;
+        ReadShare share;
         LocalLock write;
         int writes;
     }
 
-    /** A release of {@code key} was published to this client: its threads waiting for the key look again. */
+    /**
+     * This client's read share of one key: one reader entry in Redis (its {@link #holding}: owner, epoch token,
+     * lease) held for the reading threads that joined it. Closed, it takes no new readers: a writer waits, or its
+     * last reader left.
+     */
+    private static final class ReadShare {
+
+        final LocalLock holding;
+        private final ReentrantLock lock = new ReentrantLock();
+        private int readers = 1;
+        private boolean closed;
+
+        ReadShare(LocalLock holding) {
+            this.holding = holding;
+        }
+
+        /** Counts one more reader in, if it is open and still held. */
+        boolean join() {
+            lock.lock();
+            try {
+                if (closed || !holding.isValid()) {
+                    return false;
+                }
+                readers++;
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Counts one reader out; returns whether it was the last (the share is then closed for good). */
+        boolean leave() {
+            lock.lock();
+            try {
+                if (--readers > 0) {
+                    return false;
+                }
+                closed = true;
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        void close() {
+            lock.lock();
+            try {
+                closed = true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        boolean isOpen() {
+            lock.lock();
+            try {
+                return !closed;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        int readers() {
+            lock.lock();
+            try {
+                return readers;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** The message telling a client that a writer waits for {@code key}. */
+    static String writerWaits(String key) {
+        return WRITER_WAITS_PREFIX + key;
+    }
+
+    /**
+     * A release of {@code key} was published to this client: its threads waiting for the key look again. Or a
+     * writer waits for a key: this client's threads stop joining its read share.
+     */
     void wake(String key) {
+        if (key.startsWith(WRITER_WAITS_PREFIX)) {
+            closeShare(key.substring(WRITER_WAITS_PREFIX.length()), null);
+            return;
+        }
         waiting.wake(key);
+    }
+
+    /** No more threads join this client's read share of {@code key} (only the one of {@code owner}, if given). */
+    private void closeShare(String key, String owner) {
+        ReadShare share = shares.get(key);
+        if (share != null && (owner == null || owner.equals(share.holding.owner))) {
+            share.close();
+        }
+    }
+
+    /** This client's read share of {@code key} and the readers in it (for tests); {@code 0} when it has none open. */
+    int shareReaders(String key) {
+        ReadShare share = shares.get(key);
+        return share == null || !share.isOpen() ? 0 : share.readers();
     }
 
     /** Releases may have been missed: every waiting thread looks again. */
@@ -139,7 +266,33 @@ final class ReadWriteLocks {
             checkValid(mine.write);
             downgradingWriter = mine.write.owner;
         }
-        LocalLock holding = acquireInRedis(key, mode, wait, lease, interruptible, downgradingWriter);
+        if (mode == LockMode.READ && lease == null && downgradingWriter.isEmpty()) {
+            ReadShare share = readShare(key, wait, interruptible);
+            if (share == null) {
+                return null;
+            }
+            Holds recorded = holds.get().computeIfAbsent(key, k -> new Holds());
+            recorded.read = share.holding;
+            recorded.reads = 1;
+            recorded.share = share;
+            return share.holding;
+        }
+        LocalLock holding;
+        if (mode == LockMode.WRITE) {
+            writerIn(key);
+            closeShare(key, null); // a writer of this client is about to wait: no new reader joins
+            boolean acquired = false;
+            try {
+                holding = acquireInRedis(key, mode, wait, lease, interruptible, downgradingWriter);
+                acquired = holding != null;
+            } finally {
+                if (!acquired) {
+                    writerOut(key);
+                }
+            }
+        } else {
+            holding = acquireInRedis(key, mode, wait, lease, interruptible, downgradingWriter);
+        }
         if (holding == null) {
             return null;
         }
@@ -168,31 +321,158 @@ final class ReadWriteLocks {
         }
     }
 
+    /**
+     * Joins this client's read share of {@code key}, or opens one in Redis when there is none open (one thread at a
+     * time; the others wait for it, then join).
+     *
+     * @return the share joined, counting the current thread in; {@code null} on timeout
+     */
+    private ReadShare readShare(String key, Duration wait, boolean interruptible) throws InterruptedException {
+        ReadShare share = join(key);
+        if (share != null) {
+            return share;
+        }
+        Deadline deadline = Deadline.startingNow(wait);
+        LocalLock wakePoint = waiting.retain(key);
+        try {
+            if (!lockOpening(wakePoint.mutex, deadline, interruptible)) {
+                return null;
+            }
+            try {
+                share = join(key); // opened meanwhile by the thread before this one
+                if (share != null) {
+                    return share;
+                }
+                if (awaitLocalWriters(key, wakePoint, deadline, interruptible)) {
+                    return null;
+                }
+                String owner = clientId + ":share:" + acquisitions.incrementAndGet();
+                LocalLock holding = awaitInRedis(key, LockMode.READ, deadline, null, interruptible, "", owner, wakePoint);
+                if (holding == null) {
+                    return null;
+                }
+                share = new ReadShare(holding);
+                watchdog.watch(holding, shareRenewer);
+                shares.put(key, share);
+                waitLoop.listen(); // a waiting writer's notice reaches this client only once it is subscribed
+                return share;
+            } finally {
+                wakePoint.mutex.unlock();
+            }
+        } finally {
+            waiting.unretain(wakePoint);
+        }
+    }
+
+    /** Counts a thread of this client in as waiting for or holding the write lock of {@code key}. */
+    private void writerIn(String key) {
+        writers.merge(key, 1, Integer::sum);
+    }
+
+    /** Counts it out; the last one out wakes a thread waiting to open a read share. */
+    private void writerOut(String key) {
+        if (writers.computeIfPresent(key, (k, count) -> count > 1 ? count - 1 : null) == null) {
+            waiting.wake(key);
+        }
+    }
+
+    /**
+     * Waits while threads of this client wait for or hold the write lock: a share opened now would only wait in
+     * Redis behind them (this client's waiting writers keep new readers out as anyone's do).
+     *
+     * @return whether the deadline passed first
+     */
+    private boolean awaitLocalWriters(String key, LocalLock wakePoint, Deadline deadline, boolean interruptible)
+            throws InterruptedException {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                long seen = wakePoint.wakeups();
+                if (!writers.containsKey(key)) {
+                    return false;
+                }
+                long left = deadline.remainingNanos();
+                if (left <= 0) {
+                    return true;
+                }
+                // bounded, in case a wake-up is missed: the writer's own release in Redis wakes too
+                long millis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 100));
+                interrupted |= wakePoint.awaitWake(seen, millis, interruptible);
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private ReadShare join(String key) {
+        ReadShare share = shares.get(key);
+        return share != null && share.join() ? share : null;
+    }
+
+    /** Takes the turn to open a read share; an interrupt ends the wait only when {@code interruptible}. */
+    private static boolean lockOpening(ReentrantLock mutex, Deadline deadline, boolean interruptible)
+            throws InterruptedException {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    if (deadline.isForever()) {
+                        if (interruptible) {
+                            mutex.lockInterruptibly();
+                        } else {
+                            mutex.lock();
+                        }
+                        return true;
+                    }
+                    return mutex.tryLock(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    if (interruptible) {
+                        throw e;
+                    }
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private LocalLock acquireInRedis(String key, LockMode mode, Duration wait, Duration lease, boolean interruptible,
             String downgradingWriter) throws InterruptedException {
         Deadline deadline = Deadline.startingNow(wait);
         // a new owner id per acquisition, as the exclusive lock: the clean-up of an earlier attempt never
         // releases a later one
         String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
-        long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
-        LocalLock holding = new LocalLock(key);
         LocalLock wakePoint = waiting.retain(key);
-        boolean interrupted;
         try {
-            interrupted = waitLoop.await(wakePoint, deadline, interruptible, (sleepMillis, registered) -> {
-                long requestStart = System.nanoTime();
-                AcquireReply reply = mode == LockMode.READ
-                        ? scripts.readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter)
-                        : scripts.writeAcquire(key, owner, leaseMillis, sleepMillis);
-                if (reply.acquired()) {
-                    holding.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
-                            lease == null);
-                }
-                return reply;
-            }, (registered, uncertain) -> giveUp(key, mode, owner, registered, uncertain));
+            return awaitInRedis(key, mode, deadline, lease, interruptible, downgradingWriter, owner, wakePoint);
         } finally {
             waiting.unretain(wakePoint);
         }
+    }
+
+    private LocalLock awaitInRedis(String key, LockMode mode, Deadline deadline, Duration lease, boolean interruptible,
+            String downgradingWriter, String owner, LocalLock wakePoint) throws InterruptedException {
+        long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
+        LocalLock holding = new LocalLock(key);
+        boolean interrupted = waitLoop.await(wakePoint, deadline, interruptible, (sleepMillis, registered) -> {
+            long requestStart = System.nanoTime();
+            if (mode == LockMode.WRITE) {
+                closeShare(key, null); // a reader of this client may have opened a share since the last attempt
+            }
+            AcquireReply reply = mode == LockMode.READ
+                    ? scripts.readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter)
+                    : scripts.writeAcquire(key, owner, leaseMillis, sleepMillis);
+            if (reply.acquired()) {
+                holding.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
+                        lease == null);
+            }
+            return reply;
+        }, (registered, uncertain) -> giveUp(key, mode, owner, registered, uncertain));
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -242,12 +522,15 @@ final class ReadWriteLocks {
                     + "'; only the thread that acquired it may release it");
         }
         LocalLock holding;
+        ReadShare share = null;
         if (mode == LockMode.READ) {
             holding = mine.read;
             if (--mine.reads > 0) {
                 return;
             }
             mine.read = null;
+            share = mine.share;
+            mine.share = null;
         } else {
             holding = mine.write;
             if (--mine.writes > 0) {
@@ -260,6 +543,16 @@ final class ReadWriteLocks {
         }
         long token = holding.token;
         String invalid = holding.invalidReason();
+        if (share != null && !share.leave()) {
+            // other threads of this client still read in the share: it stays in Redis for them
+            if (invalid != null) {
+                throw new LockLostException(key, token, invalid);
+            }
+            return;
+        }
+        if (share != null) {
+            shares.remove(key, share);
+        }
         String owner = holding.releasing();
         watchdog.unwatch(holding);
         boolean[] wasOwner = {true};
@@ -272,6 +565,9 @@ final class ReadWriteLocks {
                 cleanup.run(() -> scripts.readWriteRelease(key, owner, mode == LockMode.WRITE));
             }
         });
+        if (mode == LockMode.WRITE) {
+            writerOut(key); // after the release in Redis: a share opened now finds the lock free
+        }
         if (invalid != null) {
             throw new LockLostException(key, token, invalid);
         }

@@ -359,6 +359,11 @@ public final class RedisLockTemplate implements AutoCloseable {
         return options.waitTime() != null ? options.waitTime() : config.defaultWaitTime();
     }
 
+    /** Whether notices published to this client reach it now; starts its subscription if needed (for tests). */
+    boolean isListening() {
+        return subscriber.isListening();
+    }
+
     /** A release of {@code key} was published to this client: wakes its contenders for the key, of either lock type. */
     private void wake(String key) {
         if (!fairLocks.wake(key)) { // a fair hand-over names one waiting thread; otherwise the key's waiters look again

@@ -29,6 +29,14 @@ final class WaitLoop {
         this.subscriber = subscriber;
     }
 
+    /**
+     * Starts this client's subscription to release notices, if not yet started, for a holder that must hear what
+     * is published to it (a read share told of a waiting writer); returns whether it is listening now.
+     */
+    boolean listen() {
+        return subscriber.isListening();
+    }
+
     /** One request to Redis for the lock; on success it records the holding before it returns. */
     @FunctionalInterface
     interface Attempt {
