@@ -110,17 +110,25 @@ class LockActuatorTest {
 
     @Test
     void theLocksEndpointListsALockKeptPastItsMethodByHoldAtLeastUntilRedisLetsItGo() throws Exception {
-        orders.report();
-        HttpResponse<String> response = get("/actuator/locks");
-        System.out.println("GET /actuator/locks after a holdAtLeast method returned ->\n" + response.body());
-        List<?> held = (List<?>) JsonParserFactory.getJsonParser().parseMap(response.body()).get("held");
+        // the entry must be listed when the endpoint answered within the minimum hold; a loaded machine may answer later
+        List<?> held = null;
+        for (int attempt = 0; attempt < 5 && held == null; attempt++) {
+            long start = System.nanoTime();
+            orders.report(); // after the first attempt, waits for the previous attempt's minimum hold to end
+            HttpResponse<String> response = get("/actuator/locks");
+            if (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5)) {
+                System.out.println("GET /actuator/locks after a holdAtLeast method returned ->\n" + response.body());
+                held = (List<?>) JsonParserFactory.getJsonParser().parseMap(response.body()).get("held");
+            }
+        }
+        assertThat(held).as("an answer within the 5s minimum hold in 5 attempts").isNotNull();
         assertThat(held).singleElement().satisfies(entry -> {
             Map<?, ?> lock = (Map<?, ?>) entry;
             assertThat(lock.get("key")).isEqualTo("report:daily");
             assertThat(lock.get("name")).isEqualTo("OrderService.report");
             assertThat((String) lock.get("state")).matches("held until \\d{4}-.*Z \\(holdAtLeast\\)");
             assertThat(lock.get("renewing")).isEqualTo(false);
-            assertThat(((Number) lock.get("leaseLeftMs")).longValue()).isPositive().isLessThanOrEqualTo(3000);
+            assertThat(((Number) lock.get("leaseLeftMs")).longValue()).isPositive().isLessThanOrEqualTo(5000);
         });
         awaitTrue(() -> app.getBean(RedisLockTemplate.class).diagnostics().heldLocks().isEmpty(),
                 "the minimum hold to end");
@@ -250,7 +258,7 @@ class LockActuatorTest {
         public void quote(long id) {
         }
 
-        @DistributedLock(key = "'report:daily'", holdAtLeast = "3s")
+        @DistributedLock(key = "'report:daily'", holdAtLeast = "5s")
         public void report() {
         }
 
