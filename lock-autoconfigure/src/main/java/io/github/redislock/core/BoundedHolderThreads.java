@@ -30,7 +30,8 @@ final class BoundedHolderThreads implements Executor {
     BoundedHolderThreads(int maxHolders, Duration holderWait) {
         this.maxHolders = maxHolders;
         this.holderWait = holderWait;
-        this.delay = CompletableFuture.delayedExecutor(holderWait.toNanos(), TimeUnit.NANOSECONDS, Runnable::run);
+        // the rejection completes the caller's future, whose callbacks then run there: not on the JDK's one delay thread
+        this.delay = CompletableFuture.delayedExecutor(holderWait.toNanos(), TimeUnit.NANOSECONDS);
         AtomicLong count = new AtomicLong();
         // never more than maxHolders threads at once: busy counts them, and a thread only starts when it was below
         this.threads = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
