@@ -1,15 +1,16 @@
 -- Extends the leases of many read shares in one call (the watchdog's batch), each as rw-renew.lua does a read share:
 -- never shortened.
--- KEYS[2i-1] the i-th share's readers (zset: owner -> lease end ms), KEYS[2i] its read epoch token, as in
--- rw-read-acquire.lua (in Redis Cluster all in one hash slot)
+-- KEYS[3i-2] the i-th share's readers (zset: owner -> lease end ms), KEYS[3i-1] its read epoch token, KEYS[3i] its
+-- writers waiting, as in rw-read-acquire.lua (in Redis Cluster all in one hash slot)
 -- ARGV[2i-1] the i-th share's owner id, ARGV[2i] its lease in ms
 -- Returns a string of one character per share, in order: '1' when the owner still reads (its lease now at least
--- the lease), '0' when its share is gone (its lease ended, or Redis lost it).
+-- the lease), '2' when it does and a writer waits (its client then stops letting threads join the share), '0' when
+-- its share is gone (its lease ended, or Redis lost it).
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local held = {}
-for i = 1, #KEYS / 2 do
-  local readers, epoch = KEYS[2 * i - 1], KEYS[2 * i]
+for i = 1, #KEYS / 3 do
+  local readers, epoch, writers = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
   local owner, lease = ARGV[2 * i - 1], tonumber(ARGV[2 * i])
   local expiry = redis.call('ZSCORE', readers, owner)
   if not expiry or tonumber(expiry) <= nowMs then
@@ -26,6 +27,10 @@ for i = 1, #KEYS / 2 do
       end
     end
     held[i] = '1'
+    redis.call('ZREMRANGEBYSCORE', writers, '-inf', nowMs)
+    if redis.call('ZCARD', writers) > 0 then
+      held[i] = '2'
+    end
   end
 end
 return table.concat(held)

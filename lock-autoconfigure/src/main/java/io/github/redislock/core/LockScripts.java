@@ -190,7 +190,7 @@ final class LockScripts {
     Renewer.Many renewManyReadShares() {
         return BatchRenewal.of(redis, RW_READ_RENEW_MANY, key -> {
             List<String> all = keys.readWrite(key);
-            return List.of(all.get(1), all.get(2));
+            return List.of(all.get(1), all.get(2), all.get(4));
         });
     }
 

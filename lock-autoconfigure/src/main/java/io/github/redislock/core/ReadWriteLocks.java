@@ -2,6 +2,7 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,6 +53,9 @@ final class ReadWriteLocks {
 
     private static final Logger log = LoggerFactory.getLogger(ReadWriteLocks.class);
 
+    /** What rw-read-renew-many.lua answers for a share it renewed while a writer waits. */
+    private static final char WRITER_WAITS = '2';
+
     /** Starts the notice that a writer waits for a key: a control character, which no valid lock key contains. */
     private static final String WRITER_WAITS_PREFIX = "\u0003rw-writer-waits:";
 
@@ -79,18 +83,40 @@ final class ReadWriteLocks {
         this.scripts = scripts;
         this.waitLoop = waitLoop;
         this.watchdog = watchdog;
-        this.readRenewer = new Renewer(Kind.READ, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, false, leaseMillis),
-                scripts.renewManyReadShares());
-        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
-                scripts.renewManyWriteLocks());
-        // renewed one by one, not in batches: a share's renewal also reports a waiting writer (one share per key)
-        this.shareRenewer = new Renewer(Kind.READ, (key, owner, leaseMillis) -> {
+        Renewer.Many renewShares = scripts.renewManyReadShares();
+        // a renewal of a read share also says whether a writer waits, in case the writer's notice was lost
+        Renewer.Many renewReads = new Renewer.Many() {
+            @Override
+            public Renewer.Replies renew(List<String> keys, List<String> owners, long[] leaseMillis) {
+                Renewer.Replies replies = renewShares.renew(keys, owners, leaseMillis);
+                String outcomes = replies.outcomes();
+                if (outcomes.indexOf(WRITER_WAITS) < 0) {
+                    return replies;
+                }
+                for (int i = 0; i < outcomes.length(); i++) {
+                    if (outcomes.charAt(i) == WRITER_WAITS) {
+                        closeShare(keys.get(i), owners.get(i));
+                    }
+                }
+                return new Renewer.Replies(outcomes.replace(WRITER_WAITS, Renewer.Replies.RENEWED), replies.failure());
+            }
+
+            @Override
+            public int batchOf(String key) {
+                return renewShares.batchOf(key);
+            }
+        };
+        Renewer.Call renewRead = (key, owner, leaseMillis) -> {
             long renewal = scripts.readWriteRenewal(key, owner, false, leaseMillis);
-            if (renewal == 2) { // a writer waits: the notice may have been lost
+            if (renewal == 2) {
                 closeShare(key, owner);
             }
             return renewal >= 1;
-        });
+        };
+        this.readRenewer = new Renewer(Kind.READ, renewRead, renewReads);
+        this.shareRenewer = this.readRenewer;
+        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
+                scripts.renewManyWriteLocks());
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
