@@ -13,6 +13,7 @@ import java.util.function.BooleanSupplier;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.Cursor;
@@ -42,6 +43,16 @@ class WatchdogAtScaleTest {
     static RedisClients clients;
     static StringRedisTemplate redis;
 
+    /** The test's template, closed after it: its watchdog must not renew anything during the next test's count. */
+    RedisLockTemplate template;
+
+    @AfterEach
+    void stopWatchdog() {
+        if (template != null) {
+            template.close();
+        }
+    }
+
     @Test
     void twentyThousandLocksOnJedisStayHeldAcrossSeveralLeasesWithFewRenewalCallsAndADeletedOneIsReportedLost()
             throws Exception {
@@ -57,7 +68,7 @@ class WatchdogAtScaleTest {
     @Test
     void readSharesAndSemaphorePermitsAreRenewedInBatchesTooAndAGoneOneIsReportedLost() throws Exception {
         int count = 2_000;
-        RedisLockTemplate template = clients.lockTemplate(new RedisLockTemplate(clients.redisTemplate(READ_TIMEOUT),
+        template = clients.lockTemplate(new RedisLockTemplate(clients.redisTemplate(READ_TIMEOUT),
                 RedisLockConfig.defaults().withWatchdogLease(LEASE)));
         Set<String> lost = ConcurrentHashMap.newKeySet();
         template.addLockLostListener((lock, reason) -> lost.add(lock.key()));
@@ -99,7 +110,7 @@ class WatchdogAtScaleTest {
     }
 
     private void holdManyLocks(StringRedisTemplate driver, String name, int count) throws Exception {
-        RedisLockTemplate template = clients.lockTemplate(new RedisLockTemplate(driver,
+        template = clients.lockTemplate(new RedisLockTemplate(driver,
                 RedisLockConfig.defaults().withWatchdogLease(LEASE)));
         Set<String> lost = ConcurrentHashMap.newKeySet();
         template.addLockLostListener((lock, reason) -> lost.add(lock.key()));
