@@ -63,9 +63,20 @@ final class LockScripts {
      */
     private static final String TURN_MILLIS = "200";
 
+    // the arguments every call of a script sends alike, encoded once
+    private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.bytes(FENCE_GRACE);
+    private static final byte[] CLIENTS_WOKEN_PER_RELEASE_BYTES = ScriptRunner.bytes(CLIENTS_WOKEN_PER_RELEASE);
+    private static final byte[] TURN_MILLIS_BYTES = ScriptRunner.bytes(TURN_MILLIS);
+    private static final byte[] ONE = ScriptRunner.bytes("1");
+    private static final byte[] ZERO = ScriptRunner.bytes("0");
+    private static final byte[] NONE = new byte[0];
+    private static final byte[] EXACT = ScriptRunner.bytes("exact");
+
     private final ScriptRunner redis;
     private final RedisLockKeys keys;
     private final String clientId;
+    private final byte[] clientIdBytes;
+    private final byte[] wakeChannelPrefixBytes;
 
     LockScripts(StringRedisTemplate redis, RedisLockKeys keys, String clientId) {
         this(new ScriptRunner(redis, RedisLockConfig.ReplicaAck.OFF), keys, clientId);
@@ -75,6 +86,8 @@ final class LockScripts {
         this.redis = redis;
         this.keys = keys;
         this.clientId = clientId;
+        this.clientIdBytes = ScriptRunner.bytes(clientId);
+        this.wakeChannelPrefixBytes = ScriptRunner.bytes(keys.wakeChannelPrefix());
     }
 
     /**
@@ -126,15 +139,17 @@ final class LockScripts {
      * @param registered whether an earlier attempt may have registered this client (withdrawn on success)
      */
     AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
-        return AcquireReply.of(redis.runAcknowledged(ACQUIRE, allKeys(key), token -> token > 0, token -> release(key, owner),
-                "the acquisition", owner, Long.toString(leaseMillis), clientId, Long.toString(sleepMillis), FENCE_GRACE,
-                registered ? "1" : "0", CLIENTS_WOKEN_PER_RELEASE));
+        return AcquireReply.of(redis.runAcknowledged(ACQUIRE, keys.exclusiveKeysEncoded(key), token -> token > 0,
+                token -> release(key, owner), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
+                        number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO,
+                        CLIENTS_WOKEN_PER_RELEASE_BYTES}));
     }
 
     /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */
     ReleaseReply release(String key, String owner) {
-        return ReleaseReply.of(redis.run(RELEASE, allKeys(key), owner, keys.wakeChannelPrefix(), key,
-                CLIENTS_WOKEN_PER_RELEASE, "", "", "", "", TURN_MILLIS));
+        return ReleaseReply.of(redis.run(RELEASE, keys.exclusiveKeysEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
+                wakeChannelPrefixBytes, ScriptRunner.bytes(key), CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, NONE, NONE, NONE,
+                TURN_MILLIS_BYTES}));
     }
 
     /**
@@ -147,10 +162,11 @@ final class LockScripts {
      */
     ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens) {
         try {
-            return ReleaseReply.of(redis.runAcknowledged(RELEASE, allKeys(key), reply -> reply > 1,
-                    token -> release(key, nextOwner), "the hand-over", owner, keys.wakeChannelPrefix(), key,
-                    CLIENTS_WOKEN_PER_RELEASE, nextOwner, Long.toString(nextLeaseMillis), FENCE_GRACE, clientId, TURN_MILLIS,
-                    Integer.toString(reservedTokens)));
+            return ReleaseReply.of(redis.runAcknowledged(RELEASE, keys.exclusiveKeysEncoded(key), reply -> reply > 1,
+                    token -> release(key, nextOwner), "the hand-over", new byte[][] {ScriptRunner.bytes(owner),
+                            wakeChannelPrefixBytes, ScriptRunner.bytes(key), CLIENTS_WOKEN_PER_RELEASE_BYTES,
+                            ScriptRunner.bytes(nextOwner), number(nextLeaseMillis), FENCE_GRACE_BYTES, clientIdBytes,
+                            TURN_MILLIS_BYTES, reservedTokens == 1 ? ONE : number(reservedTokens)}));
         } catch (ReplicaAckException e) {
             return ReleaseReply.RELEASED;
         }
@@ -163,8 +179,8 @@ final class LockScripts {
      * @return whether {@code owner} still holds the lock
      */
     boolean renew(String key, String owner, long leaseMillis) {
-        return isOne(redis.runAcknowledged(RENEW, List.of(keys.lock(key)), LockScripts::isOne, null, "the renewal", owner,
-                Long.toString(leaseMillis)));
+        return isOne(redis.runAcknowledged(RENEW, new byte[][] {ScriptRunner.bytes(keys.lock(key))}, LockScripts::isOne,
+                null, "the renewal", new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis)}));
     }
 
     /**
@@ -201,8 +217,8 @@ final class LockScripts {
      * @return whether {@code owner} still holds the lock
      */
     boolean setLease(String key, String owner, long leaseMillis) {
-        return isOne(redis.runAcknowledged(RENEW, List.of(keys.lock(key)), LockScripts::isOne, null, "the lease change",
-                owner, Long.toString(leaseMillis), "exact"));
+        return isOne(redis.runAcknowledged(RENEW, new byte[][] {ScriptRunner.bytes(keys.lock(key))}, LockScripts::isOne,
+                null, "the lease change", new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis), EXACT}));
     }
 
     /** Withdraws this client from the clients waiting for the lock. */
@@ -265,16 +281,16 @@ final class LockScripts {
         return reply == null ? 0 : reply;
     }
 
+    private static byte[] number(long value) {
+        return ScriptRunner.bytes(Long.toString(value));
+    }
+
     private static boolean isOne(Long reply) {
         return reply != null && reply == 1;
     }
 
     private static boolean isOne(long reply) {
         return reply == 1;
-    }
-
-    private List<String> allKeys(String key) {
-        return List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
     }
 
     /**

@@ -22,6 +22,13 @@ final class RedisLockKeys {
     /** The longest key accepted, in UTF-8 bytes. */
     static final int MAX_KEY_BYTES = 512;
 
+    private static final String FENCE = ":fence";
+    private static final String WAITERS = ":waiters";
+    private static final String WAITER_EXPIRIES = ":waiters:expiry";
+    private static final byte[] FENCE_BYTES = FENCE.getBytes(StandardCharsets.UTF_8);
+    private static final byte[] WAITERS_BYTES = WAITERS.getBytes(StandardCharsets.UTF_8);
+    private static final byte[] WAITER_EXPIRIES_BYTES = WAITER_EXPIRIES.getBytes(StandardCharsets.UTF_8);
+
     private final String prefix;
 
     RedisLockKeys(String prefix) {
@@ -60,15 +67,31 @@ final class RedisLockKeys {
     }
 
     String fence(String key) {
-        return lock(key) + ":fence";
+        return lock(key) + FENCE;
     }
 
     String waiters(String key) {
-        return lock(key) + ":waiters";
+        return lock(key) + WAITERS;
     }
 
     String waiterExpiries(String key) {
-        return lock(key) + ":waiters:expiry";
+        return lock(key) + WAITER_EXPIRIES;
+    }
+
+    /**
+     * The exclusive lock's four keys, {@link #lock}, {@link #fence}, {@link #waiters} and {@link #waiterExpiries},
+     * encoded as UTF-8 for a script call: the name encoded once and each suffix appended to its bytes.
+     */
+    byte[][] exclusiveKeysEncoded(String key) {
+        byte[] lock = lock(key).getBytes(StandardCharsets.UTF_8);
+        return new byte[][] {lock, suffixed(lock, FENCE_BYTES), suffixed(lock, WAITERS_BYTES),
+                suffixed(lock, WAITER_EXPIRIES_BYTES)};
+    }
+
+    private static byte[] suffixed(byte[] base, byte[] suffix) {
+        byte[] joined = java.util.Arrays.copyOf(base, base.length + suffix.length);
+        System.arraycopy(suffix, 0, joined, base.length, suffix.length);
+        return joined;
     }
 
     /**

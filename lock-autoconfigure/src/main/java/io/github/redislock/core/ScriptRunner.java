@@ -1,7 +1,10 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongConsumer;
 import java.util.function.LongPredicate;
 
@@ -35,7 +38,9 @@ import org.springframework.util.ClassUtils;
  * {@link StringRedisTemplate#execute(RedisScript, List, Object...)} does, but straight on a connection of the
  * template's factory with the keys and arguments encoded once: the template's own path wraps every call's connection
  * in a new proxy and a {@code DefaultStringRedisConnection} and serializes through its serializers, which cost more
- * client time than the script call itself (measured with JFR on the uncontended lock+unlock path). That connection is
+ * client time than the script call itself (measured with JFR on the uncontended lock+unlock path). On a Lettuce
+ * factory that shares its native connection (Spring Boot's default), {@link LettuceScriptCalls} sends the script on
+ * that connection itself, skipping Spring Data Redis's per-call connection object too. That connection is
  * the factory's own, never one bound to the caller's thread: a lock takes effect at once, also inside a Redis
  * transaction of the caller's. A template of a subclass (one that records or traces its script calls, say) still
  * sees every call: its {@code execute} is used as it is.
@@ -49,6 +54,10 @@ final class ScriptRunner {
     private final StringRedisTemplate redis;
     /** Whether scripts run straight on the factory's connections (a plain template) or through its execute. */
     private final boolean direct;
+    /** Script calls on a Lettuce factory's shared native connection; {@code null} for other factories. */
+    private final LettuceScriptCalls lettuce;
+    /** Each script's SHA-1 and text as bytes, worked out once (DefaultRedisScript locks for every getSha1). */
+    private final Map<RedisScript<?>, Prepared> prepared = new ConcurrentHashMap<>();
     private final RedisLockConfig.ReplicaAck replicaAck;
     private final byte[][] waitArgs;
     /** Whether the connections are Redis Cluster ones; {@code null} until a connection was asked. */
@@ -57,6 +66,7 @@ final class ScriptRunner {
     ScriptRunner(StringRedisTemplate redis, RedisLockConfig.ReplicaAck replicaAck) {
         this.redis = redis;
         this.direct = redis.getClass() == StringRedisTemplate.class;
+        this.lettuce = direct && LETTUCE_PRESENT ? LettuceScriptCalls.on(redis.getRequiredConnectionFactory()) : null;
         this.replicaAck = replicaAck;
         this.waitArgs = new byte[][] {bytes(Integer.toString(replicaAck.replicas())),
                 bytes(Long.toString(replicaAck.timeout().toMillis()))};
@@ -67,10 +77,20 @@ final class ScriptRunner {
         return replicaAck.enabled();
     }
 
+    /** Whether scripts run on a Lettuce factory's shared native connection ({@link LettuceScriptCalls}). */
+    boolean onSharedLettuceConnection() {
+        return lettuce != null;
+    }
+
     /** Runs a script whose writes need no acknowledgement (a release, a withdrawal, a read). */
     Long run(RedisScript<Long> script, List<String> keys, String... args) {
+        return run(script, encode(keys.toArray(String[]::new)), encode(args));
+    }
+
+    /** Like {@link #run(RedisScript, List, String...)}, with keys and arguments already encoded as UTF-8. */
+    Long run(RedisScript<Long> script, byte[][] keys, byte[][] args) {
         if (!direct) {
-            return redis.execute(script, keys, (Object[]) args);
+            return redis.execute(script, decode(keys), (Object[]) decode(args).toArray(String[]::new));
         }
         return evalSha(script, ReturnType.INTEGER, keys, args);
     }
@@ -83,7 +103,7 @@ final class ScriptRunner {
         if (!direct) {
             return redis.execute(script, keys, (Object[]) args);
         }
-        Object reply = evalSha(script, ReturnType.VALUE, keys, args);
+        Object reply = evalSha(script, ReturnType.VALUE, encode(keys.toArray(String[]::new)), encode(args));
         return reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : (String) reply;
     }
 
@@ -115,31 +135,51 @@ final class ScriptRunner {
     }
 
     @SuppressWarnings("unchecked")
-    private <T> T evalSha(RedisScript<?> script, ReturnType returnType, List<String> keys, String[] args) {
+    private <T> T evalSha(RedisScript<?> script, ReturnType returnType, byte[][] keys, byte[][] args) {
+        Prepared prepared = prepared(script);
+        if (lettuce != null) {
+            return lettuce.run(prepared.sha1(), prepared.text(), returnType == ReturnType.INTEGER, keys, args);
+        }
         byte[][] keysAndArgs = keysAndArgs(keys, args);
         RedisConnectionFactory factory = redis.getRequiredConnectionFactory();
         try (RedisConnection connection = factory.getConnection()) {
             try {
-                return (T) connection.scriptingCommands().evalSha(script.getSha1(), returnType, keys.size(), keysAndArgs);
+                return (T) connection.scriptingCommands().evalSha(prepared.sha1(), returnType, keys.length, keysAndArgs);
             } catch (RuntimeException e) {
                 if (!isNoScript(e)) {
                     throw e;
                 }
                 // not in this server's script cache (a restart, a failover, SCRIPT FLUSH): EVAL loads it
-                return (T) connection.scriptingCommands().eval(bytes(script.getScriptAsString()), returnType,
-                        keys.size(), keysAndArgs);
+                return (T) connection.scriptingCommands().eval(prepared.text(), returnType, keys.length, keysAndArgs);
             }
         }
     }
 
-    private static byte[][] keysAndArgs(List<String> keys, String[] args) {
-        byte[][] keysAndArgs = new byte[keys.size() + args.length][];
-        for (int i = 0; i < keys.size(); i++) {
-            keysAndArgs[i] = bytes(keys.get(i));
+    private record Prepared(String sha1, byte[] text) {
+    }
+
+    private Prepared prepared(RedisScript<?> script) {
+        Prepared known = prepared.get(script);
+        return known != null ? known
+                : prepared.computeIfAbsent(script, s -> new Prepared(s.getSha1(), bytes(s.getScriptAsString())));
+    }
+
+    static byte[][] encode(String... strings) {
+        byte[][] encoded = new byte[strings.length][];
+        for (int i = 0; i < strings.length; i++) {
+            encoded[i] = bytes(strings[i]);
         }
-        for (int i = 0; i < args.length; i++) {
-            keysAndArgs[keys.size() + i] = bytes(args[i]);
-        }
+        return encoded;
+    }
+
+    private static List<String> decode(byte[][] encoded) {
+        return Arrays.stream(encoded).map(b -> new String(b, StandardCharsets.UTF_8)).toList();
+    }
+
+    private static byte[][] keysAndArgs(byte[][] keys, byte[][] args) {
+        byte[][] keysAndArgs = new byte[keys.length + args.length][];
+        System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
+        System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
         return keysAndArgs;
     }
 
@@ -154,6 +194,12 @@ final class ScriptRunner {
      */
     Long runAcknowledged(RedisScript<Long> script, List<String> keys, LongPredicate wrote, LongConsumer undo, String what,
             String... args) {
+        return runAcknowledged(script, encode(keys.toArray(String[]::new)), wrote, undo, what, encode(args));
+    }
+
+    /** Like {@link #runAcknowledged(RedisScript, List, LongPredicate, LongConsumer, String, String...)}, encoded. */
+    Long runAcknowledged(RedisScript<Long> script, byte[][] keys, LongPredicate wrote, LongConsumer undo, String what,
+            byte[][] args) {
         if (!replicaAck.enabled()) {
             return run(script, keys, args);
         }
@@ -185,7 +231,7 @@ final class ScriptRunner {
         throw new ReplicaAckException(what, acknowledged, replicaAck.replicas(), replicaAck.timeout(), outcome);
     }
 
-    private long[] scriptThenWait(RedisConnection connection, RedisScript<Long> script, List<String> keys, String[] args) {
+    private long[] scriptThenWait(RedisConnection connection, RedisScript<Long> script, byte[][] keys, byte[][] args) {
         if (connection instanceof RedisClusterConnection) {
             throw new InvalidDataAccessApiUsageException("redis-lock.replica-ack works with a single master and its "
                     + "replicas (standalone or Sentinel), not with Redis Cluster; set redis-lock.replica-ack.replicas=0");
@@ -193,14 +239,14 @@ final class ScriptRunner {
         byte[][] keysAndArgs = keysAndArgs(keys, args);
         try {
             return pipelined(connection, () -> connection.scriptingCommands()
-                    .evalSha(script.getSha1(), ReturnType.INTEGER, keys.size(), keysAndArgs));
+                    .evalSha(prepared(script).sha1(), ReturnType.INTEGER, keys.length, keysAndArgs));
         } catch (RuntimeException e) {
             if (!isNoScript(e)) {
                 throw e;
             }
             // not loaded on this server yet (or it restarted): EVAL loads it, as RedisTemplate does on NOSCRIPT
             return pipelined(connection, () -> connection.scriptingCommands()
-                    .eval(bytes(script.getScriptAsString()), ReturnType.INTEGER, keys.size(), keysAndArgs));
+                    .eval(prepared(script).text(), ReturnType.INTEGER, keys.length, keysAndArgs));
         }
     }
 
@@ -227,7 +273,7 @@ final class ScriptRunner {
         throw new IllegalStateException("unexpected reply to a lock script or WAIT: " + result);
     }
 
-    private static boolean isNoScript(Throwable e) {
+    static boolean isNoScript(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t.getMessage() != null && t.getMessage().contains("NOSCRIPT")) {
                 return true;
@@ -236,7 +282,7 @@ final class ScriptRunner {
         return false;
     }
 
-    private static byte[] bytes(String s) {
+    static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 

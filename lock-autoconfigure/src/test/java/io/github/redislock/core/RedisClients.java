@@ -5,15 +5,18 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisSentinelProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -23,36 +26,39 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  */
 final class RedisClients implements AutoCloseable {
 
-    private final RedisServerProcess server;
     private final Duration connectTimeout;
     private final Duration readTimeout;
     private final Function<JedisClientConfiguration, JedisConnectionFactory> jedis;
+    private final Supplier<RedisConfiguration> lettuce;
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     RedisClients(RedisServerProcess server) {
-        this(server, Duration.ofMillis(500), Duration.ofSeconds(1),
-                client -> new JedisConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port()), client));
+        this(Duration.ofMillis(500), Duration.ofSeconds(1),
+                client -> new JedisConnectionFactory(new RedisStandaloneConfiguration(server.host(), server.port()), client),
+                () -> new RedisStandaloneConfiguration(server.host(), server.port()));
     }
 
     /** Jedis's default two-second timeouts, which the cluster tests were written against. */
     RedisClients(RedisClusterProcesses cluster) {
-        this(null, Duration.ofSeconds(2), Duration.ofSeconds(2),
-                client -> new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()), client));
+        this(Duration.ofSeconds(2), Duration.ofSeconds(2),
+                client -> new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()), client),
+                () -> new RedisClusterConfiguration(cluster.nodes()));
     }
 
     /** Through the sentinels to whichever server is master now. */
     RedisClients(RedisSentinelProcesses sentinel) {
-        this(null, Duration.ofMillis(500), Duration.ofSeconds(1),
+        this(Duration.ofMillis(500), Duration.ofSeconds(1),
                 client -> new JedisConnectionFactory(new RedisSentinelConfiguration(RedisSentinelProcesses.MASTER_NAME,
-                        new HashSet<>(sentinel.sentinelNodes())), client));
+                        new HashSet<>(sentinel.sentinelNodes())), client),
+                () -> new RedisSentinelConfiguration(RedisSentinelProcesses.MASTER_NAME, new HashSet<>(sentinel.sentinelNodes())));
     }
 
-    private RedisClients(RedisServerProcess server, Duration connectTimeout, Duration readTimeout,
-            Function<JedisClientConfiguration, JedisConnectionFactory> jedis) {
-        this.server = server;
+    private RedisClients(Duration connectTimeout, Duration readTimeout,
+            Function<JedisClientConfiguration, JedisConnectionFactory> jedis, Supplier<RedisConfiguration> lettuce) {
         this.connectTimeout = connectTimeout;
         this.readTimeout = readTimeout;
         this.jedis = jedis;
+        this.lettuce = lettuce;
     }
 
     StringRedisTemplate redisTemplate() {
@@ -72,13 +78,23 @@ final class RedisClients implements AutoCloseable {
         return new StringRedisTemplate(factory);
     }
 
-    /** Lettuce, Spring Boot's default driver: it abandons a call when the calling thread is interrupted. */
+    /**
+     * Lettuce, Spring Boot's default driver, as Boot sets it up (one shared native connection, the default 60 s command
+     * timeout), on this Redis, Cluster or Sentinel deployment: it abandons a call when the calling thread is interrupted.
+     */
     StringRedisTemplate lettuceRedisTemplate() {
-        if (server == null) {
-            throw new UnsupportedOperationException("Lettuce clients are made for a single server only");
-        }
-        LettuceConnectionFactory factory = new LettuceConnectionFactory(
-                new RedisStandaloneConfiguration(server.host(), server.port()));
+        return lettuceRedisTemplate(new LettuceConnectionFactory(lettuce.get()));
+    }
+
+    /** Lettuce with the given command timeout and whether its factory shares one native connection. */
+    StringRedisTemplate lettuceRedisTemplate(Duration commandTimeout, boolean shareNativeConnection) {
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(lettuce.get(),
+                LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build());
+        factory.setShareNativeConnection(shareNativeConnection);
+        return lettuceRedisTemplate(factory);
+    }
+
+    private StringRedisTemplate lettuceRedisTemplate(LettuceConnectionFactory factory) {
         factory.afterPropertiesSet();
         factory.start();
         closeables.add(factory::destroy);

@@ -30,6 +30,7 @@ class RedisClusterLockTest {
     static RedisLockTemplate first;
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
+    static RedisClients clients;
 
     @Test
     void locksOnKeysInEverySlotRangeExcludeEachOtherAndHandOver() throws Exception {
@@ -109,6 +110,49 @@ class RedisClusterLockTest {
         }
         pool.shutdown();
         assertThat(redis.opsForValue().get("{counter}")).isEqualTo("160");
+    }
+
+    @Test
+    void onLettucesSharedClusterConnectionEachScriptGoesToTheMasterOfItsKeysAndUpdatesAreNeverLost() throws Exception {
+        RedisLockTemplate lettuceFirst = clients.lockTemplate(clients.lettuceRedisTemplate(Duration.ofSeconds(5), true));
+        RedisLockTemplate lettuceSecond = clients.lockTemplate(clients.lettuceRedisTemplate(Duration.ofSeconds(5), true));
+        Set<String> mastersUsed = new HashSet<>();
+        for (int i = 0; i < 30; i++) {
+            String key = "lettuce-order:" + i;
+            try (LockHandle held = lettuceFirst.acquire(key, LockOptions.tryOnce())) {
+                assertThat(lettuceSecond.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+                String master = masterOf("redis-lock:{" + key + "}");
+                assertThat(RedisServerProcess.command(master.split(":")[0], Integer.parseInt(master.split(":")[1]),
+                        "EXISTS", "redis-lock:{" + key + "}")).isEqualTo("1");
+                mastersUsed.add(master);
+            }
+            try (LockHandle next = lettuceSecond.acquire(key, LockOptions.tryOnce())) {
+                assertThat(next.isHeld()).isTrue();
+            }
+        }
+        assertThat(mastersUsed).hasSize(3);
+        redis.opsForValue().set("{lettuce-counter}", "0");
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            RedisLockTemplate template = t % 2 == 0 ? lettuceFirst : lettuceSecond;
+            futures.add(pool.submit(() -> {
+                for (int i = 0; i < 10; i++) {
+                    template.execute("lettuce-counter", LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
+                        long value = Long.parseLong(redis.opsForValue().get("{lettuce-counter}"));
+                        Thread.sleep(1);
+                        redis.opsForValue().set("{lettuce-counter}", Long.toString(value + 1));
+                        return null;
+                    });
+                }
+                return null;
+            }));
+        }
+        for (Future<?> future : futures) {
+            future.get(2, TimeUnit.MINUTES);
+        }
+        pool.shutdown();
+        assertThat(redis.opsForValue().get("{lettuce-counter}")).isEqualTo("80");
     }
 
     private static String masterOf(String key) {

@@ -33,6 +33,14 @@ class RedisLockKeysTest {
         assertThat(slots).as("slots of %s", names).hasSize(1);
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"}", "{x}", "}{%", "orders:42", "zamówienie:42"})
+    void theEncodedKeysAScriptCallSendsAreTheNamedKeysInUtf8(String key) {
+        List<String> names = List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
+        assertThat(java.util.Arrays.stream(keys.exclusiveKeysEncoded(key))
+                .map(bytes -> new String(bytes, java.nio.charset.StandardCharsets.UTF_8)).toList()).isEqualTo(names);
+    }
+
     @Test
     void aKeyThatBeginsWithAClosingBraceIsStoredEncodedAndMeetsNoOtherKey() {
         assertThat(keys.lock("}x")).isEqualTo("redis-lock:%{%7Dx}");

@@ -18,6 +18,7 @@ class RedisSentinelLockTest {
     RedisSentinelProcesses sentinel;
     RedisLockTemplate first;
     RedisLockTemplate second;
+    RedisClients clients;
 
     @Test
     void locksGoThroughTheSentinelsToTheMaster() throws Exception {
@@ -32,10 +33,23 @@ class RedisSentinelLockTest {
 
     @Test
     void afterTheMasterDiesLocksAreTakenOnThePromotedReplicaWithHigherTokens() throws Exception {
+        afterTheMasterDiesLocksAreTakenOnThePromotedReplica(first, second);
+    }
+
+    @Test
+    void afterTheMasterDiesLettuceClientsTakeLocksOnThePromotedReplicaWithHigherTokens() throws Exception {
+        afterTheMasterDiesLocksAreTakenOnThePromotedReplica(
+                clients.lockTemplate(clients.lettuceRedisTemplate(Duration.ofSeconds(2), true)),
+                clients.lockTemplate(clients.lettuceRedisTemplate(Duration.ofSeconds(2), true)));
+    }
+
+    private void afterTheMasterDiesLocksAreTakenOnThePromotedReplica(RedisLockTemplate first, RedisLockTemplate second)
+            throws Exception {
         long tokenBefore;
         try (LockHandle handle = first.acquire("orders:2", LockOptions.tryOnce())) {
             tokenBefore = handle.fencingToken();
         }
+        second.acquire("orders:warm-up", LockOptions.tryOnce()).release(); // both connected to the old master
         int oldMaster = sentinel.currentMasterPort();
         long killedAt = System.nanoTime();
         sentinel.master().kill();
