@@ -1,0 +1,91 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
+import io.lettuce.core.protocol.CommandType;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The spin-then-park heuristic of {@link LettuceScriptCalls.ReplyWait} (pure logic: replies are Lettuce commands
+ * completed by a test thread, no Redis).
+ */
+class ReplyWaitTest {
+
+    private final ScheduledExecutorService replier = Executors.newSingleThreadScheduledExecutor();
+    /** A long spin, so "quick" and "late" do not depend on how busy the machine running the test is. */
+    private final LettuceScriptCalls.ReplyWait wait = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200));
+    private static final long LATE = TimeUnit.MILLISECONDS.toNanos(300);
+    private static final long QUICK = TimeUnit.MICROSECONDS.toNanos(5);
+
+    @AfterEach
+    void stop() {
+        replier.shutdownNow();
+    }
+
+    @Test
+    void repliesLaterThanTheSpinStopTheSpinningUntilAProbeSeesAQuickReplyAgain() {
+        int start = wait.credit();
+        int slowCalls = 0;
+        while (wait.credit() > 0) {
+            assertThat(call(LATE, true)).isEqualTo(7L);
+            slowCalls++;
+        }
+        assertThat(slowCalls).as("each run-out spin takes four credits").isEqualTo((start + 3) / 4);
+        // parked calls change nothing; the probe (every PROBE_EVERY-th parked call) spins and sees a quick reply
+        for (int i = 1; i < LettuceScriptCalls.ReplyWait.PROBE_EVERY; i++) {
+            assertThat(call(QUICK, true)).isEqualTo(7L);
+            assertThat(wait.credit()).isZero();
+        }
+        assertThat(call(QUICK, true)).isEqualTo(7L);
+        assertThat(wait.credit()).isEqualTo(1);
+    }
+
+    @Test
+    void aCallThatIsNotAloneOnTheConnectionParksAtOnce() {
+        int start = wait.credit();
+        for (int i = 0; i < 3; i++) {
+            assertThat(call(LATE, false)).isEqualTo(7L);
+        }
+        assertThat(wait.credit()).as("no spin ran, so none ran out").isEqualTo(start);
+    }
+
+    @Test
+    void quickRepliesKeepTheSpinning() {
+        call(LATE, true);
+        int afterOneRunOut = wait.credit();
+        for (int i = 0; i < 3; i++) {
+            call(QUICK, true);
+        }
+        assertThat(wait.credit()).isEqualTo(afterOneRunOut + 3);
+    }
+
+    @Test
+    void callsInFlightAreCounted() {
+        assertThat(wait.sending()).isTrue();
+        assertThat(wait.sending()).isFalse();
+        wait.done();
+        wait.done();
+        assertThat(wait.sending()).isTrue();
+        wait.done();
+    }
+
+    /** A reply that the "event loop" completes {@code afterNanos} from now, awaited as a lock call would. */
+    private Long call(long afterNanos, boolean alone) {
+        AsyncCommand<byte[], byte[], Long> reply = new AsyncCommand<>(
+                new Command<>(CommandType.EVALSHA, new IntegerOutput<>(ByteArrayCodec.INSTANCE)));
+        replier.schedule(() -> {
+            reply.getOutput().set(7L);
+            reply.complete();
+        }, afterNanos, TimeUnit.NANOSECONDS);
+        return wait.await(reply, 5_000, alone);
+    }
+}
