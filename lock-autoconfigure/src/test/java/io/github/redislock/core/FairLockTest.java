@@ -13,18 +13,15 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
 
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisOperations;
@@ -46,18 +43,10 @@ class FairLockTest {
     static RedisLockTemplate third;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
-    ExecutorService pool = Executors.newCachedThreadPool();
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void stopThreads() {
-        pool.shutdownNow();
-    }
+    @PerTest
+    ExecutorService pool;
 
     @Test
     void threadsOfThreeClientsGetTheLockInTheOrderTheirRequestsReachedRedisAndNeverOverlap() throws Exception {
