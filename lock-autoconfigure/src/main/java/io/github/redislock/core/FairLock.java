@@ -165,7 +165,8 @@ final class FairLock {
             if (scripts.confirm(lock.key, owner, leaseMillis)) {
                 lock.confirmed(granted, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, renewing);
             } else {
-                lock.lose(granted, "its hand-over expired in Redis before it was confirmed");
+                watchdog.markLost(lock, renewer, granted, "its hand-over was gone from Redis (expired, deleted, or "
+                        + "Redis lost it) before it was confirmed");
             }
         });
         return true;

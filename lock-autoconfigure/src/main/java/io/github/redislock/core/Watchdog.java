@@ -375,10 +375,12 @@ final class Watchdog implements AutoCloseable {
 
     /**
      * Marks {@code holding} lost and tells the listeners; nothing if it was released, replaced or marked lost meanwhile.
+     * Every loss goes through here, also one found outside a renewal (a fair hand-over whose confirmation found it
+     * gone), so each is logged, counted and told to the listeners once.
      *
      * @return whether it was marked lost now
      */
-    private boolean markLost(LocalLock lock, Renewer renewer, LocalLock.Holding holding, String reason) {
+    boolean markLost(LocalLock lock, Renewer renewer, LocalLock.Holding holding, String reason) {
         if (!lock.lose(holding, reason)) {
             return false;
         }

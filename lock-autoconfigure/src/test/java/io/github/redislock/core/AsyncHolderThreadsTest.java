@@ -20,12 +20,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.redislock.test.Intervals;
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -48,12 +47,8 @@ class AsyncHolderThreadsTest {
     static StringRedisTemplate redis;
     static RedisLockTemplate other;
 
+    @PerTest
     String key;
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
 
     @AfterAll
     static void stopWorkers() {

@@ -3,6 +3,7 @@ package io.github.redislock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,20 +13,21 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
 
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.RedisOperations;
+import org.springframework.data.redis.core.SessionCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 
 /** The fair lock against a real redis-server: FIFO by arrival, hand-over in the release, dead waiters skipped. */
 @WithRedis
@@ -41,18 +43,10 @@ class FairLockTest {
     static RedisLockTemplate third;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
-    ExecutorService pool = Executors.newCachedThreadPool();
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void stopThreads() {
-        pool.shutdownNow();
-    }
+    @PerTest
+    ExecutorService pool;
 
     @Test
     void threadsOfThreeClientsGetTheLockInTheOrderTheirRequestsReachedRedisAndNeverOverlap() throws Exception {
@@ -256,6 +250,94 @@ class FairLockTest {
         crashing.close(); // never released
         try (LockHandle next = second.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(5)))) {
             assertThat(next.isHeld()).isTrue();
+        }
+    }
+
+    /**
+     * The hand-over is taken by another owner in the same transaction as the release that made it, before the
+     * waiter's confirmation can reach Redis: the waiter holds the lock from the message, and its confirmation finds
+     * it gone. That loss is told to the listeners as the watchdog tells every other, once.
+     */
+    @Test
+    void aHandOverGoneBeforeItsConfirmationIsToldToTheListenersOnceAndAtTheRelease() throws Exception {
+        String lockKey = "redis-lock:{" + key + "}";
+        RedisLockTemplate handingOver = clients.lockTemplate(new RedisLockTemplate(
+                new ReleaseThenSet(redis, lockKey, "another-owner"), RedisLockConfig.defaults()));
+        RedisLockTemplate waiting = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(1)));
+        List<String> told = Collections.synchronizedList(new ArrayList<>());
+        waiting.addLockLostListener((lock, reason) -> told.add(lock.key() + " " + lock.fencingToken() + ": " + reason));
+
+        LockHandle held = handingOver.acquireFair(key, LockOptions.tryOnce());
+        CountDownLatch toldOnce = new CountDownLatch(1);
+        Future<long[]> waiter = pool.submit(() -> {
+            LockHandle handle = waiting.acquireFair(key, THIRTY_SECONDS);
+            toldOnce.await(10, TimeUnit.SECONDS);
+            boolean heldAfterLoss = handle.isHeld();
+            assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class).hasMessageContaining(key)
+                    .hasMessageContaining("before it was confirmed");
+            return new long[] {handle.fencingToken(), heldAfterLoss ? 1 : 0};
+        });
+        awaitQueueLength(1);
+        String channel = "redis-lock:wake:" + waiting.clientId();
+        awaitUntil(() -> {
+            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
+            return Long.parseLong(reply.get(reply.size() - 1).trim());
+        }, "the waiter's subscription");
+        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
+        held.release();
+        long handedOverToken = Long.parseLong(redis.opsForValue().get(lockKey + ":fence"));
+
+        awaitUntil(told::size, "the listeners told of the loss");
+        Thread.sleep(1000); // a lease of the waiter's watchdog: six of its checks, none of which may tell it again
+        toldOnce.countDown();
+        long[] taken = waiter.get(5, TimeUnit.SECONDS);
+        assertThat(taken[0]).as("the waiter's fencing token").isEqualTo(handedOverToken).isGreaterThan(held.fencingToken());
+        assertThat(taken[1]).as("whether the waiter's handle was held once the listeners were told").isZero();
+        assertThat(told).singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+                .startsWith(key + " " + handedOverToken + ": ").contains("before it was confirmed");
+        assertThat(redis.opsForValue().get(lockKey)).as("the other owner's lock, untouched").isEqualTo("another-owner");
+        redis.delete(lockKey);
+    }
+
+    /**
+     * A template whose fair release sets the lock it handed over to another owner in the same MULTI, so no
+     * confirmation of the hand-over can run between the two.
+     */
+    private static final class ReleaseThenSet extends StringRedisTemplate {
+
+        private final String lockKey;
+        private final String otherOwner;
+
+        ReleaseThenSet(StringRedisTemplate redis, String lockKey, String otherOwner) {
+            super(redis.getRequiredConnectionFactory());
+            this.lockKey = lockKey;
+            this.otherOwner = otherOwner;
+            // EVALSHA inside MULTI cannot fall back to EVAL, so the script is loaded first
+            redis.execute((RedisCallback<String>) connection -> connection.scriptingCommands()
+                    .scriptLoad(FairLockScripts.FAIR_RELEASE.getScriptAsString().getBytes(StandardCharsets.UTF_8)));
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> T execute(RedisScript<T> script, List<String> keys, Object... args) {
+            if (script != FairLockScripts.FAIR_RELEASE) {
+                return super.execute(script, keys, args);
+            }
+            List<Object> replies = execute(new SessionCallback<List<Object>>() {
+                @Override
+                @SuppressWarnings({"rawtypes", "unchecked"})
+                public List<Object> execute(RedisOperations operations) {
+                    operations.multi();
+                    runScript(script, keys, args);
+                    operations.opsForValue().set(lockKey, otherOwner, Duration.ofSeconds(30));
+                    return operations.exec();
+                }
+            });
+            return (T) replies.get(0);
+        }
+
+        private <T> T runScript(RedisScript<T> script, List<String> keys, Object... args) {
+            return super.execute(script, keys, args);
         }
     }
 

@@ -1,7 +1,6 @@
 package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,12 +11,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
+import io.github.redislock.test.Await;
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -35,12 +35,8 @@ class InMemoryHandOverTest {
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
 
     @Test
     void sixteenThreadsOfOneClientAndFourOfAnotherNeverLoseAnUpdateAndSeeStrictlyIncreasingTokens() throws Exception {
@@ -135,7 +131,7 @@ class InMemoryHandOverTest {
                         return handle.fencingToken();
                     }
                 });
-                awaitQueued(shortLease, 1);
+                LocalQueue.awaitQueued(shortLease, key, 1);
                 Future<String> inMemory = pool.submit(() -> {
                     LockHandle handle = shortLease.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10)));
                     release.await();
@@ -149,7 +145,7 @@ class InMemoryHandOverTest {
                         return "lost";
                     }
                 });
-                awaitQueued(shortLease, 2);
+                LocalQueue.awaitQueued(shortLease, key, 2);
                 held.release();
                 long redisToken = viaRedis.get(10, TimeUnit.SECONDS);
                 awaitTrue(() -> shortLease.localLock(key).mutex.isLocked() && !shortLease.localLock(key).mutex.hasQueuedThreads()
@@ -171,18 +167,8 @@ class InMemoryHandOverTest {
         }
     }
 
-    private void awaitQueued(RedisLockTemplate template, int threads) throws InterruptedException {
-        awaitTrue(() -> template.localLock(key) != null && template.localLock(key).mutex.getQueueLength() >= threads);
-    }
-
-    static void awaitTrue(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("condition not met within 5 s");
-            }
-            Thread.sleep(1);
-        }
+    static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
+        Await.until(condition, Duration.ofSeconds(5), "the condition");
     }
 
     private long scriptCalls() {

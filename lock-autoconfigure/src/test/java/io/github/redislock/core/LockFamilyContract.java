@@ -10,14 +10,13 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import io.github.redislock.test.Intervals;
-import org.junit.jupiter.api.AfterEach;
+import io.github.redislock.test.PerTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -39,7 +38,8 @@ abstract class LockFamilyContract {
     static RedisLockTemplate third;
     static StringRedisTemplate redis;
 
-    final ExecutorService pool = Executors.newCachedThreadPool();
+    @PerTest
+    ExecutorService pool;
 
     /** One critical section, by this JVM's clock: a later section of another holder must not start before it ends. */
     record Section(long enter, long exit, long token, boolean exclusive) {
@@ -51,11 +51,6 @@ abstract class LockFamilyContract {
         boolean overlaps(Section other) {
             return enter < other.exit && other.enter < exit;
         }
-    }
-
-    @AfterEach
-    void stopThreads() {
-        pool.shutdownNow();
     }
 
     @Test

@@ -5,26 +5,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.stream.IntStream;
 
+import io.github.redislock.test.Await;
 import io.github.redislock.test.Intervals;
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -43,18 +40,10 @@ class ReadShareTest {
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
-    final ExecutorService pool = Executors.newCachedThreadPool();
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void stopThreads() {
-        pool.shutdownNow();
-    }
+    @PerTest
+    ExecutorService pool;
 
     private String readersKey() {
         return "redis-lock:{" + key + "}:rw:readers";
@@ -188,42 +177,13 @@ class ReadShareTest {
     @Test
     void noWriterOverlapsAnyReaderOrWriterOfSixThreadsInEachOfTwoClientsWhileReadersOverlap() throws Exception {
         List<RedisLockTemplate> templates = List.of(first, second);
-        List<long[]> sections = Collections.synchronizedList(new ArrayList<>()); // {enter, exit, 1 if writer}
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < 12; t++) {
-            ReadWriteLock lock = templates.get(t % 2).readWriteLock(key);
-            futures.add(pool.submit(() -> {
-                for (int i = 0; i < 25; i++) {
-                    boolean write = ThreadLocalRandom.current().nextInt(5) == 0;
-                    Lock side = write ? lock.writeLock() : lock.readLock();
-                    if (!side.tryLock(30, TimeUnit.SECONDS)) {
-                        throw new AssertionError("not acquired within 30s");
-                    }
-                    long enter = System.nanoTime();
-                    Thread.sleep(2); // widen the window an overlapping holder would need
-                    long exit = System.nanoTime();
-                    side.unlock();
-                    sections.add(new long[] {enter, exit, write ? 1 : 0});
-                }
-                return null;
-            }));
-        }
-        for (Future<?> future : futures) {
-            future.get(120, TimeUnit.SECONDS);
-        }
+        List<ReadWriteLock> locks = IntStream.range(0, 12).mapToObj(t -> templates.get(t % 2).readWriteLock(key)).toList();
+        List<ReadWriteSections.Section> sections = ReadWriteSections.run(locks, 25, 5);
         assertThat(sections).hasSize(300);
-        List<long[]> writers = sections.stream().filter(s -> s[2] == 1).toList();
-        assertThat(writers).isNotEmpty();
-        for (long[] writer : writers) {
-            for (long[] other : sections) {
-                if (other != writer) {
-                    assertThat(other[1] <= writer[0] || other[0] >= writer[1])
-                            .as("a section overlapping a writer's").isTrue();
-                }
-            }
-        }
-        List<long[]> readers = sections.stream().filter(s -> s[2] == 0).toList();
-        assertThat(Intervals.maxConcurrency(readers, s -> s[0], s -> s[1])).as("readers read together").isGreaterThan(1);
+        ReadWriteSections.assertNoSectionOverlapsAWriter(sections);
+        List<ReadWriteSections.Section> readers = sections.stream().filter(s -> !s.writer()).toList();
+        assertThat(Intervals.maxConcurrency(readers, ReadWriteSections.Section::enter, ReadWriteSections.Section::exit))
+                .as("readers read together").isGreaterThan(1);
     }
 
     @Test
@@ -302,22 +262,10 @@ class ReadShareTest {
     }
 
     private static void awaitListening(RedisLockTemplate template) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!template.isListening()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("the client did not subscribe");
-            }
-            Thread.sleep(5);
-        }
+        Await.until(template::isListening, Duration.ofSeconds(10), "the client to subscribe");
     }
 
     private void awaitKey(String redisKey) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!Boolean.TRUE.equals(redis.hasKey(redisKey))) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError(redisKey + " did not appear");
-            }
-            Thread.sleep(5);
-        }
+        Await.until(() -> Boolean.TRUE.equals(redis.hasKey(redisKey)), Duration.ofSeconds(10), redisKey + " to appear");
     }
 }

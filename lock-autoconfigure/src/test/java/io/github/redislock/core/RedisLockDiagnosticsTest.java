@@ -8,17 +8,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -34,18 +31,10 @@ class RedisLockDiagnosticsTest {
     RedisLockTemplate template;
     RedisLockTemplate other;
 
+    @PerTest
     String key;
-    ExecutorService threads = Executors.newCachedThreadPool();
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void stopThreads() {
-        threads.shutdownNow();
-    }
+    @PerTest
+    ExecutorService threads;
 
     @Test
     void countsTheHoldingsOfEveryLockTypeAndThoseTheWatchdogRenews() {

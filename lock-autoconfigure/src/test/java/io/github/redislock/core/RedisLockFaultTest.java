@@ -219,7 +219,7 @@ class RedisLockFaultTest {
                     return System.nanoTime();
                 }
             });
-            awaitQueued(template);
+            LocalQueue.awaitQueued(template, KEY, 1);
             server.command("CLIENT", "PAUSE", "600", "ALL");
             long releasedAt = System.nanoTime();
             release.countDown();
@@ -254,7 +254,7 @@ class RedisLockFaultTest {
                     return System.nanoTime();
                 }
             });
-            awaitQueued(template);
+            LocalQueue.awaitQueued(template, KEY, 1);
             long releasedAt = System.nanoTime();
             release.countDown();
             assertThat(first.get(5, TimeUnit.SECONDS)).as("the releasing thread's interrupt flag is kept").isTrue();
@@ -262,16 +262,6 @@ class RedisLockFaultTest {
             assertThat(waitedMs).isLessThan(1000);
         } finally {
             pool.shutdownNow();
-        }
-    }
-
-    private static void awaitQueued(RedisLockTemplate template) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (template.localLock(KEY) == null || !template.localLock(KEY).mutex.hasQueuedThreads()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("no thread queued for " + KEY);
-            }
-            Thread.sleep(2);
         }
     }
 

@@ -15,12 +15,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+import java.util.function.BooleanSupplier;
 
+import io.github.redislock.test.Await;
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -37,12 +38,8 @@ class RedisLockTemplateTest {
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
 
     @Test
     void sixteenThreadsOverThreeClientsNeverLoseAnUpdateOfANonAtomicCounter() throws Exception {
@@ -115,7 +112,7 @@ class RedisLockTemplateTest {
                             redis.opsForValue().get(lockKey())};
                 }
             });
-            awaitQueuedInThisJvm(first);
+            LocalQueue.awaitQueued(first, key, 1);
             long before = evalshaCalls();
             held.release();
             String[] seen = next.get(10, TimeUnit.SECONDS);
@@ -141,7 +138,7 @@ class RedisLockTemplateTest {
                     return redis.opsForValue().get(lockKey());
                 }
             });
-            awaitQueuedInThisJvm(first);
+            LocalQueue.awaitQueued(first, key, 1);
             held.release();
             assertThat(local.get(10, TimeUnit.SECONDS)).as("the local thread took the lock through Redis")
                     .doesNotContain(":handover:");
@@ -158,7 +155,7 @@ class RedisLockTemplateTest {
         Thread impatient = new Thread(() -> first.tryAcquire(key, LockOptions.waitFor(Duration.ofSeconds(30)))
                 .ifPresent(LockHandle::release));
         impatient.start();
-        awaitQueuedInThisJvm(first);
+        LocalQueue.awaitQueued(first, key, 1);
         impatient.interrupt(); // it gives up while the release below hands it the lock: nobody takes it
         held.release();
         impatient.join(5000);
@@ -172,18 +169,6 @@ class RedisLockTemplateTest {
         try (LockHandle again = second.acquire(key, LockOptions.tryOnce())) {
             assertThat(again.isHeld()).isTrue();
         }
-    }
-
-    private void awaitQueuedInThisJvm(RedisLockTemplate template) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() < end) {
-            LocalLock lock = template.localLock(key);
-            if (lock != null && lock.mutex.hasQueuedThreads()) {
-                return;
-            }
-            Thread.sleep(2);
-        }
-        throw new AssertionError("no thread queued for '" + key + "' in this JVM");
     }
 
     @Test
@@ -686,14 +671,8 @@ class RedisLockTemplateTest {
         }
     }
 
-    private static void awaitTrue(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("condition not met within 5 s");
-            }
-            Thread.sleep(2);
-        }
+    private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
+        Await.until(condition, Duration.ofSeconds(5), "the condition");
     }
 
     private long evalshaCalls() {

@@ -5,24 +5,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.stream.IntStream;
 
+import io.github.redislock.test.Await;
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -42,13 +41,9 @@ class RedisReadWriteLockTest {
     static RedisLockTemplate third;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
     final List<Actor> actors = new ArrayList<>();
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
 
     @AfterEach
     void stopActors() {
@@ -84,45 +79,10 @@ class RedisReadWriteLockTest {
     @Test
     void noWriterOverlapsAnyReaderOrWriterOfTwelveThreadsOverThreeClients() throws Exception {
         List<RedisLockTemplate> templates = List.of(first, second, third);
-        List<long[]> sections = Collections.synchronizedList(new ArrayList<>()); // {enter, exit, 1 if writer}
-        ExecutorService pool = Executors.newFixedThreadPool(12);
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < 12; t++) {
-                ReadWriteLock lock = templates.get(t % 3).readWriteLock(key);
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < 20; i++) {
-                        boolean write = ThreadLocalRandom.current().nextInt(4) == 0;
-                        var side = write ? lock.writeLock() : lock.readLock();
-                        if (!side.tryLock(30, TimeUnit.SECONDS)) {
-                            throw new AssertionError("not acquired within 30s");
-                        }
-                        long enter = System.nanoTime();
-                        Thread.sleep(2); // widen the window an overlapping holder would need
-                        long exit = System.nanoTime();
-                        side.unlock();
-                        sections.add(new long[] {enter, exit, write ? 1 : 0});
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> future : futures) {
-                future.get(120, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        List<ReadWriteLock> locks = IntStream.range(0, 12).mapToObj(t -> templates.get(t % 3).readWriteLock(key)).toList();
+        List<ReadWriteSections.Section> sections = ReadWriteSections.run(locks, 20, 4);
         assertThat(sections).hasSize(240);
-        List<long[]> writers = sections.stream().filter(s -> s[2] == 1).toList();
-        assertThat(writers).isNotEmpty();
-        for (long[] writer : writers) {
-            for (long[] other : sections) {
-                if (other != writer) {
-                    assertThat(other[1] <= writer[0] || other[0] >= writer[1])
-                            .as("a section overlapping a writer's").isTrue();
-                }
-            }
-        }
+        ReadWriteSections.assertNoSectionOverlapsAWriter(sections);
     }
 
     @Test
@@ -329,13 +289,7 @@ class RedisReadWriteLockTest {
     }
 
     private void awaitKey(String redisKey) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!Boolean.TRUE.equals(redis.hasKey(redisKey))) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError(redisKey + " did not appear");
-            }
-            Thread.sleep(5);
-        }
+        Await.until(() -> Boolean.TRUE.equals(redis.hasKey(redisKey)), Duration.ofSeconds(10), redisKey + " to appear");
     }
 
     private Actor actor(RedisLockTemplate template) {

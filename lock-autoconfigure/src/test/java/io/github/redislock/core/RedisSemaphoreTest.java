@@ -16,11 +16,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.Intervals;
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -37,12 +36,8 @@ class RedisSemaphoreTest {
     static RedisLockTemplate second;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
 
     /** One holder's time inside its permits, by this JVM's clock (all holders run in this JVM). */
     record Interval(long enter, long exit) {

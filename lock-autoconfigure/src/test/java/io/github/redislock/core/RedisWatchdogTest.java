@@ -11,11 +11,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -28,12 +27,8 @@ class RedisWatchdogTest {
     static RedisClients clients;
     static StringRedisTemplate redis;
 
+    @PerTest
     String key;
-
-    @BeforeEach
-    void uniqueKey(TestInfo test) {
-        key = test.getTestMethod().orElseThrow().getName();
-    }
 
     private String lockKey(String name) {
         return "redis-lock:{" + name + "}";
@@ -87,7 +82,7 @@ class RedisWatchdogTest {
                     return taken.isHeld();
                 }
             });
-            awaitQueuedInThisJvm(template);
+            LocalQueue.awaitQueued(template, key, 1);
             held.release(); // hands the lock over with the watchdog's 30s lease
             assertThat(adopted.await(10, TimeUnit.SECONDS)).isTrue();
             LocalLock lock = template.localLock(key);
@@ -112,18 +107,6 @@ class RedisWatchdogTest {
             done.countDown();
             pool.shutdown();
         }
-    }
-
-    private void awaitQueuedInThisJvm(RedisLockTemplate template) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() < end) {
-            LocalLock lock = template.localLock(key);
-            if (lock != null && lock.mutex.hasQueuedThreads()) {
-                return;
-            }
-            Thread.sleep(2);
-        }
-        throw new AssertionError("no thread queued for '" + key + "' in this JVM");
     }
 
     @Test

@@ -4,8 +4,11 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
+import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -20,13 +23,13 @@ import org.junit.platform.commons.support.ReflectionSupport;
  * Runs the Redis a test class asks for with {@link WithRedis}, {@link WithRedisCluster},
  * {@link WithRedisSentinel} or {@link WithRedisNodes}, and hands it to the test: into its fields of that type (static fields
  * before {@code @BeforeAll}, instance fields before {@code @BeforeEach}) and to the methods that take
- * it as a parameter.
+ * it as a parameter. It also sets the test's {@link PerTest} fields: its own key and threads.
  * <p>
  * The processes are started once per class (or once per test with {@code freshForEachTest}) and kept
  * in the JUnit store of that class (or test), which closes them when it ends: a failing test or
  * {@code @BeforeAll} never leaves a {@code redis-server} behind.
  */
-public final class RedisExtension implements BeforeAllCallback, BeforeEachCallback, ParameterResolver {
+public final class RedisExtension implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, ParameterResolver {
 
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RedisExtension.class);
 
@@ -41,6 +44,33 @@ public final class RedisExtension implements BeforeAllCallback, BeforeEachCallba
     @Override
     public void beforeEach(ExtensionContext context) {
         injectFields(context, context.getRequiredTestInstance());
+        setPerTestFields(context);
+    }
+
+    /** Stops the test's threads: after its {@code @AfterEach} methods, before its stored clients are closed. */
+    @Override
+    public void afterEach(ExtensionContext context) {
+        ExecutorService threads = context.getStore(NAMESPACE).remove(ExecutorService.class, ExecutorService.class);
+        if (threads != null) {
+            threads.shutdownNow();
+        }
+    }
+
+    private static void setPerTestFields(ExtensionContext context) {
+        Object instance = context.getRequiredTestInstance();
+        for (Field field : AnnotationSupport.findAnnotatedFields(context.getRequiredTestClass(), PerTest.class)) {
+            if (Modifier.isStatic(field.getModifiers())) {
+                throw new IllegalStateException("@PerTest sets instance fields, not the static " + field);
+            }
+            if (field.getType() == String.class) {
+                set(field, instance, context.getRequiredTestMethod().getName());
+            } else if (field.getType() == ExecutorService.class) {
+                set(field, instance, context.getStore(NAMESPACE).computeIfAbsent(ExecutorService.class,
+                        type -> Executors.newCachedThreadPool(), ExecutorService.class));
+            } else {
+                throw new IllegalStateException("@PerTest sets String and ExecutorService fields, not " + field);
+            }
+        }
     }
 
     /**
