@@ -20,6 +20,7 @@ import java.util.function.Predicate;
 import io.github.redislock.core.LockScripts.AcquireReply;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -40,6 +41,9 @@ final class RedlockNodes implements AutoCloseable {
      * within it gets a higher token from the counter; after it, from the node's clock (see {@link RedlockTemplate}).
      */
     static final Duration FENCE_MEMORY = Duration.ofMinutes(1);
+
+    /** How often a call is sent again on another connection when the node had closed the one it went out on. */
+    static final int CLOSED_CONNECTION_RETRIES = 3;
 
     private static final Logger log = LoggerFactory.getLogger(RedlockNodes.class);
 
@@ -276,7 +280,7 @@ final class RedlockNodes implements AutoCloseable {
         for (Node node : nodes) {
             calls.execute(() -> {
                 try {
-                    done.add(new Outcome<>(node, call.apply(node), null));
+                    done.add(new Outcome<>(node, callRetryingClosedConnections(call, node, deadlineNanos), null));
                 } catch (RuntimeException e) {
                     done.add(new Outcome<>(node, null, e));
                 }
@@ -285,6 +289,34 @@ final class RedlockNodes implements AutoCloseable {
         Replies<T> replies = new Replies<>(names(), done);
         replies.await(deadlineNanos, settled);
         return replies;
+    }
+
+    /**
+     * Runs {@code call} on {@code node}, again (up to {@link #CLOSED_CONNECTION_RETRIES} times, before the deadline)
+     * when it failed on a connection the node had closed: a pooled connection to a node that restarted or dropped
+     * its clients fails once, and without the retry a live node would count as failed (an acquisition then short of
+     * a majority, a release lost until the lease ends). Every call here may run twice: the scripts find their own
+     * earlier effect and keep it. A node nobody listens on fails at once, without retries.
+     */
+    private static <T> T callRetryingClosedConnections(Function<Node, T> call, Node node, long deadlineNanos) {
+        for (int retries = 0; ; retries++) {
+            try {
+                return call.apply(node);
+            } catch (RedisConnectionFailureException e) {
+                if (retries == CLOSED_CONNECTION_RETRIES || refused(e) || System.nanoTime() - deadlineNanos >= 0) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static boolean refused(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof java.net.ConnectException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -211,6 +211,31 @@ class RedlockFaultTest {
     }
 
     @Test
+    void pooledConnectionsTheNodesClosedAreRetriedRatherThanCountingTheNodesAsFailed() {
+        RedlockTemplate template = clients.template();
+        // several pooled connections per node, as a busy client has
+        List<LockHandle> held = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            held.add(template.acquire(KEY + i, LockOptions.tryOnce()));
+        }
+        held.forEach(LockHandle::release);
+        // every node drops its clients' connections (as a restart does, without forgetting the locks)
+        for (RedisServerProcess node : nodes.nodes()) {
+            node.command("CLIENT", "KILL", "TYPE", "normal");
+        }
+
+        try (LockHandle handle = template.acquire(KEY, LockOptions.tryOnce())) {
+            assertThat(handle.isHeld()).isTrue();
+            for (RedisServerProcess node : nodes.nodes()) {
+                assertThat(node.command("GET", LOCK_KEY)).startsWith(template.clientId());
+            }
+        }
+        for (RedisServerProcess node : nodes.nodes()) {
+            assertThat(node.command("EXISTS", LOCK_KEY)).as("released on every node").isEqualTo("0");
+        }
+    }
+
+    @Test
     void theWatchdogRenewsOnEveryNodeAndReportsTheLockLostWhenAMajorityNoLongerHoldsIt() throws Exception {
         RedlockTemplate template = clients.template(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900)));
         List<String> lost = new CopyOnWriteArrayList<>();
