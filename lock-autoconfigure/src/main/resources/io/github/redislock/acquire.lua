@@ -6,13 +6,33 @@
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
 -- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success),
 -- ARGV[7] how many of the longest-waiting clients a turn belongs to (see release.lua)
--- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0).
+-- Redlock nodes only: KEYS[5] the node's restart marker (its value: the node's clock in ms before which it grants
+-- nothing), ARGV[8] the restart delay in ms, ARGV[9] '1' when the holder's watchdog puts its own lock back
+-- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0),
+-- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms).
+-- A Redlock node without its marker came back empty (restarted without persistence, flushed) or is new: it forgot
+-- every lock it held, so it grants nothing for the restart delay (the longest lease any client takes), until every
+-- lock it may have held has expired (antirez's delayed restart). Meanwhile the watchdog of a holder whose lease is
+-- still valid may put that holder's lock back: that gives the lock to nobody new.
 -- A lock whose value is '~turn' was just released while other clients waited: for a short while only the
 -- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
 -- thread) cannot overtake them.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
 local lease = tonumber(ARGV[2])
+
+if KEYS[5] then
+  local now = redis.call('TIME')
+  local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  local notBefore = tonumber(redis.call('GET', KEYS[5]) or '-1')
+  if notBefore < 0 then
+    notBefore = nowMs + tonumber(ARGV[8])
+    redis.call('SET', KEYS[5], string.format('%d', notBefore))
+  end
+  if nowMs < notBefore and ARGV[9] ~= '1' then
+    return -(1099511627776 + notBefore - nowMs)
+  end
+end
 
 local function token_from_clock()
   return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5])

@@ -2,6 +2,7 @@ package io.github.redislock.autoconfigure;
 
 import java.util.List;
 
+import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
 import org.springframework.beans.factory.ObjectProvider;
@@ -59,7 +60,9 @@ public final class RedlockAutoConfiguration {
                     + connections.templates().keySet() + ", but Redlock needs an odd number of independent masters, at "
                     + "least 3: a majority of an even number tolerates no more failures than one node fewer");
         }
-        RedlockTemplate template = new RedlockTemplate(connections.templates(), properties.toConfig(), redlock.getTimeout());
+        RedisLockConfig config = properties.toConfig();
+        RedlockTemplate template = new RedlockTemplate(connections.templates(), config, redlock.getTimeout(),
+                redlock.getRestartDelay() != null ? redlock.getRestartDelay() : config.watchdogLease());
         template.addLockLostListener((lock, reason) -> events.publishEvent(new LockLostEvent(template, lock, reason)));
         return template;
     }

@@ -25,6 +25,13 @@ public class RedlockProperties {
      */
     private Duration timeout = Duration.ofSeconds(1);
 
+    /**
+     * How long a Redlock node that came back empty (restarted without persistence, flushed) grants no lock, so that
+     * every lock it forgot has expired first: at least the longest lease any client takes on these nodes. Defaults to
+     * redis-lock.lease-time; a redlock acquisition with a longer fixed lease is refused.
+     */
+    private Duration restartDelay;
+
     public List<String> getNodes() {
         return nodes;
     }
@@ -39,5 +46,13 @@ public class RedlockProperties {
 
     public void setTimeout(Duration timeout) {
         this.timeout = timeout;
+    }
+
+    public Duration getRestartDelay() {
+        return restartDelay;
+    }
+
+    public void setRestartDelay(Duration restartDelay) {
+        this.restartDelay = restartDelay;
     }
 }

@@ -97,12 +97,34 @@ final class LockScripts {
      * @param retryAfterMillis when it did not: how long the holder's lease has left, so the latest a waiter
      *        needs to look again if no release reaches it
      */
-    record AcquireReply(long token, long retryAfterMillis) {
+    record AcquireReply(long token, long retryAfterMillis, long restartDelayLeftMillis) {
 
-        /** The script returns the token (> 0) on success, else minus the lock's remaining TTL. */
+        /** What {@code acquire.lua} answers, less 2^40, on a Redlock node sitting out its restart delay. */
+        private static final long RESTART_DELAY_REPLY = 1L << 40;
+
+        AcquireReply(long token, long retryAfterMillis) {
+            this(token, retryAfterMillis, 0);
+        }
+
+        /**
+         * The script returns the token (> 0) on success, else minus the lock's remaining TTL, or on a Redlock node
+         * in its restart delay minus (2^40 + the delay's remaining ms).
+         */
         static AcquireReply of(Long reply) {
             long value = reply == null ? 0 : reply;
-            return value > 0 ? new AcquireReply(value, 0) : new AcquireReply(0, -value);
+            if (value > 0) {
+                return new AcquireReply(value, 0);
+            }
+            if (-value >= RESTART_DELAY_REPLY) {
+                long left = -value - RESTART_DELAY_REPLY;
+                return new AcquireReply(0, left, Math.max(left, 1));
+            }
+            return new AcquireReply(0, -value);
+        }
+
+        /** Whether a Redlock node refused because it came back empty and sits out its restart delay. */
+        boolean restarting() {
+            return restartDelayLeftMillis > 0;
         }
 
         boolean acquired() {
@@ -143,6 +165,22 @@ final class LockScripts {
                 token -> release(key, owner), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
                         number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO,
                         CLIENTS_WOKEN_PER_RELEASE_BYTES}));
+    }
+
+    /**
+     * Like {@link #acquire}, on a Redlock node: a node without its restart marker ({@code marker}) came back empty or
+     * is new, and grants nothing for {@code restartDelayMillis} (see {@code acquire.lua}).
+     *
+     * @param repair whether this is the holder's watchdog putting its own lock back, let through during the delay
+     */
+    AcquireReply redlockAcquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered,
+            String marker, long restartDelayMillis, boolean repair) {
+        byte[][] lockKeys = keys.exclusiveKeysEncoded(key);
+        byte[][] withMarker = java.util.Arrays.copyOf(lockKeys, lockKeys.length + 1);
+        withMarker[lockKeys.length] = ScriptRunner.bytes(marker);
+        return AcquireReply.of(redis.run(ACQUIRE, withMarker, new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis),
+                clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO, CLIENTS_WOKEN_PER_RELEASE_BYTES,
+                number(restartDelayMillis), repair ? ONE : ZERO}));
     }
 
     /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */

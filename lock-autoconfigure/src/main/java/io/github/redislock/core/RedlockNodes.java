@@ -6,16 +6,21 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -37,16 +42,36 @@ final class RedlockNodes implements AutoCloseable {
      */
     static final Duration FENCE_MEMORY = Duration.ofMinutes(1);
 
+    /** How often a call is sent again on another connection when the node had closed the one it went out on. */
+    static final int CLOSED_CONNECTION_RETRIES = 3;
+
+    private static final Logger log = LoggerFactory.getLogger(RedlockNodes.class);
+
     private final List<Node> nodes;
     private final int quorum;
     private final RedisLockKeys keys;
     private final ExecutorService calls;
+    /** The key each node keeps while it remembers its locks; see {@code acquire.lua}. */
+    private final String restartMarker;
+    private final long restartDelayMillis;
+    /** Whether this client looked for a new deployment yet (on its first acquisition that reached a node). */
+    private volatile boolean deploymentChecked;
+    /** Held while looking, so the client's other threads do not reach the nodes before the look is done. */
+    private final ReentrantLock checkingDeployment = new ReentrantLock();
+    /** Until when (System.nanoTime) each node said it sits out its restart delay, so each delay is logged once. */
+    private final Map<String, Long> restarting = new ConcurrentHashMap<>();
 
     /** One Redis master: its name in messages, its client and the engine's scripts on it. */
     record Node(String name, StringRedisTemplate redis, LockScripts scripts) {
     }
 
-    RedlockNodes(Map<String, StringRedisTemplate> nodes, RedisLockKeys keys, String clientId) {
+    /**
+     * @param restartDelay how long a node that came back empty (or is new) grants nothing: at least the longest lease
+     *        any client takes on these nodes
+     */
+    RedlockNodes(Map<String, StringRedisTemplate> nodes, RedisLockKeys keys, String clientId, Duration restartDelay) {
+        this.restartMarker = keys.prefix() + ":redlock-restart-marker";
+        this.restartDelayMillis = restartDelay.toMillis();
         List<Node> list = new ArrayList<>();
         nodes.forEach((name, redis) -> list.add(new Node(name, redis, new LockScripts(redis, keys, clientId))));
         this.nodes = List.copyOf(list);
@@ -90,7 +115,8 @@ final class RedlockNodes implements AutoCloseable {
         long validityNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis) - driftNanos;
         long deadline = start + Math.min(replyNanos, Math.max(validityNanos, 0));
         // settled when a majority granted, refused (held by another owner) or failed; a split waits for the rest
-        Replies<AcquireReply> grants = callAll(node -> node.scripts().acquire(key, owner, leaseMillis, retryMillis, registered), deadline,
+        Replies<AcquireReply> grants = callAll(node -> noteRestart(node, node.scripts().redlockAcquire(key, owner, leaseMillis,
+                retryMillis, registered, restartMarker, restartDelayMillis, false)), deadline,
                 r -> r.count(AcquireReply::acquired) >= quorum || r.count(reply -> !reply.acquired()) >= quorum
                         || r.failed() >= quorum);
         long granted = grants.count(AcquireReply::acquired);
@@ -99,10 +125,14 @@ final class RedlockNodes implements AutoCloseable {
             // before it on another connection (which would leave the grant there for the lease)
             grants.await(deadline, r -> false);
             granted = grants.count(AcquireReply::acquired);
-            long refused = grants.count(reply -> !reply.acquired());
+            long delayed = grants.count(AcquireReply::restarting);
+            long refused = grants.count(reply -> !reply.acquired()) - delayed;
             boolean unreachable = grants.failed() + grants.pending() >= quorum;
             String reason = granted + " of " + size() + " Redis nodes granted it (a majority is " + quorum + "), "
-                    + refused + " had it held by another owner" + grants.failures();
+                    + refused + " had it held by another owner"
+                    + (delayed == 0 ? "" : ", " + delayed + " came back empty and grant nothing until their restart delay"
+                            + " (redis-lock.redlock.restart-delay, " + restartDelayMillis + " ms) is over")
+                    + grants.failures();
             return Attempt.failed(reason, unreachable, granted);
         }
         long token = grants.values().stream().filter(AcquireReply::acquired).mapToLong(AcquireReply::token).max().orElseThrow();
@@ -135,7 +165,10 @@ final class RedlockNodes implements AutoCloseable {
             if (node.scripts().renew(key, owner, leaseMillis)) {
                 return true;
             }
-            node.scripts().acquire(key, owner, leaseMillis, 0, false); // back on this node, if it is free
+            // back on this node, if it is free: also on a node sitting out its restart delay, which gives the lock
+            // to nobody new (the holder's lease is still valid)
+            noteRestart(node, node.scripts().redlockAcquire(key, owner, leaseMillis, 0, false, restartMarker,
+                    restartDelayMillis, true));
             return false;
         }, start + replyNanos, r -> r.values().size() + r.failed() == size());
         long held = renewed.count(Boolean::booleanValue);
@@ -190,6 +223,54 @@ final class RedlockNodes implements AutoCloseable {
     }
 
     /**
+     * On this client's first acquisition that reaches a node: when every node answers and none has its restart
+     * marker, this is a new deployment (or every node restarted empty at once, which looks the same), and the nodes
+     * are marked as remembering their locks, so they grant at once. Otherwise nothing is done here: a node without
+     * its marker then sits out the restart delay from the first acquisition that reaches it ({@code acquire.lua}), and
+     * a client that has seen the deployment before never takes it for new. Call it before an acquisition.
+     *
+     * @param replyNanos how long to wait for the nodes' replies (the whole node timeout: a slow first connection
+     *        that does not answer in time makes the look inconclusive, and the nodes then sit out a delay)
+     */
+    void checkForNewDeployment(long replyNanos) {
+        if (deploymentChecked) {
+            return;
+        }
+        checkingDeployment.lock();
+        try {
+            if (deploymentChecked) {
+                return;
+            }
+            Replies<Boolean> marked = callAll(node -> Boolean.TRUE.equals(node.redis().hasKey(restartMarker)),
+                    System.nanoTime() + replyNanos, r -> r.values().size() + r.failed() == size());
+            // no node answered (none up yet, say): nothing learnt and nothing marked, so look again next time
+            deploymentChecked = !marked.values().isEmpty();
+            if (marked.values().size() == size() && marked.count(Boolean::booleanValue) == 0) {
+                // SET NX: a node that another client's acquisition reached meanwhile keeps the delay it was given
+                callAll(node -> node.redis().opsForValue().setIfAbsent(restartMarker, "0"), System.nanoTime() + replyNanos,
+                        r -> r.values().size() + r.failed() == size());
+                log.info("Redlock nodes {} have no restart marker: a new deployment, marked to grant at once", names());
+            }
+        } finally {
+            checkingDeployment.unlock();
+        }
+    }
+
+    /** Logs once per restart delay that {@code node} came back empty and grants nothing for a while. */
+    private AcquireReply noteRestart(Node node, AcquireReply reply) {
+        if (reply.restarting()) {
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(reply.restartDelayLeftMillis());
+            Long known = restarting.put(node.name(), until);
+            if (known == null || known - System.nanoTime() < 0) {
+                log.warn("Redlock node {} came back empty (restarted without persistence, flushed, or new): it grants no lock "
+                        + "for {} ms more, until every lock it may have held has expired (redis-lock.redlock.restart-delay)",
+                        node.name(), reply.restartDelayLeftMillis());
+            }
+        }
+        return reply;
+    }
+
+    /**
      * Sends {@code call} to every node at once and collects the replies until {@code settled} holds, every node
      * answered, or the deadline passed. An interrupt does not cut the wait short (it is bounded by the deadline);
      * the flag is restored afterwards.
@@ -199,7 +280,7 @@ final class RedlockNodes implements AutoCloseable {
         for (Node node : nodes) {
             calls.execute(() -> {
                 try {
-                    done.add(new Outcome<>(node, call.apply(node), null));
+                    done.add(new Outcome<>(node, callRetryingClosedConnections(call, node, deadlineNanos), null));
                 } catch (RuntimeException e) {
                     done.add(new Outcome<>(node, null, e));
                 }
@@ -208,6 +289,34 @@ final class RedlockNodes implements AutoCloseable {
         Replies<T> replies = new Replies<>(names(), done);
         replies.await(deadlineNanos, settled);
         return replies;
+    }
+
+    /**
+     * Runs {@code call} on {@code node}, again (up to {@link #CLOSED_CONNECTION_RETRIES} times, before the deadline)
+     * when it failed on a connection the node had closed: a pooled connection to a node that restarted or dropped
+     * its clients fails once, and without the retry a live node would count as failed (an acquisition then short of
+     * a majority, a release lost until the lease ends). Every call here may run twice: the scripts find their own
+     * earlier effect and keep it. A node nobody listens on fails at once, without retries.
+     */
+    private static <T> T callRetryingClosedConnections(Function<Node, T> call, Node node, long deadlineNanos) {
+        for (int retries = 0; ; retries++) {
+            try {
+                return call.apply(node);
+            } catch (RedisConnectionFailureException e) {
+                if (retries == CLOSED_CONNECTION_RETRIES || refused(e) || System.nanoTime() - deadlineNanos >= 0) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static boolean refused(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof java.net.ConnectException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -63,11 +63,13 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * {@link UnsupportedOperationException}. A separate class from {@link RedisLockTemplate}, with the same method names,
  * because almost none of the single-Redis engine (hand-over, pub/sub wake-ups, per-type queues) carries over.
  * <p>
- * A restart without persistence is the case Redlock's safety rests on: a node that restarts empty while the holder
- * had only a bare majority lets a second client take a majority. The watchdog repairs a restarted node within a
- * third of the lease, and the lock is normally held on every node, so one restart in a short while is safe; run the
- * masters with {@code appendfsync always}, or keep a crashed one down for a lease before it rejoins, to be safe
- * against more.
+ * <b>Restarts without persistence</b>: a node that restarts empty forgets its locks, and when it was one of a holder's
+ * bare majority (common under contention) a second client could take a majority with it. So every node keeps a
+ * restart marker, and a node without it grants nothing for the restart delay (antirez's delayed restart; see
+ * {@code acquire.lua}): every lock it forgot has expired by then. The holder's watchdog may still put its own lock
+ * back there, which gives it to nobody new. A client's first acquisition marks the nodes of a new deployment (every
+ * node answers, none has the marker) so that they grant at once; every node restarting empty at once looks the same
+ * to a client starting just then, while a client that has seen the nodes before never takes them for new.
  */
 public final class RedlockTemplate implements AutoCloseable {
 
@@ -87,6 +89,7 @@ public final class RedlockTemplate implements AutoCloseable {
     private final String clientId;
     private final RedlockNodes nodes;
     private final long nodeTimeoutNanos;
+    private final Duration restartDelay;
     private final Map<String, Local> locals = new ConcurrentHashMap<>();
     private final java.util.Set<RedlockHandle> renewing = ConcurrentHashMap.newKeySet();
     private final AtomicLong acquisitions = new AtomicLong();
@@ -102,15 +105,31 @@ public final class RedlockTemplate implements AutoCloseable {
         this(named(nodes), config, DEFAULT_NODE_TIMEOUT);
     }
 
+    /** With a restart delay of the watchdog lease; see {@link #RedlockTemplate(Map, RedisLockConfig, Duration, Duration)}. */
+    public RedlockTemplate(Map<String, StringRedisTemplate> nodes, RedisLockConfig config, Duration nodeTimeout) {
+        this(nodes, config, nodeTimeout, Objects.requireNonNull(config, "config").watchdogLease());
+    }
+
     /**
      * @param nodes the independent masters by the name messages give them (say {@code host:port}); an odd number, at least 3
      * @param nodeTimeout how long an attempt waits for the nodes' replies at most (the drivers' own timeouts should
      *        not be longer); a node that has not answered by then counts as failed for that attempt
-     * @throws IllegalArgumentException for fewer than 3 or an even number of nodes
+     * @param restartDelay how long a node that came back empty (restarted without persistence, flushed) grants no
+     *        lock: at least the longest lease any client takes on these nodes, so every lock it forgot has expired
+     *        first. At least the watchdog lease; an acquisition asking for a longer fixed lease is refused.
+     * @throws IllegalArgumentException for fewer than 3 or an even number of nodes, or a restart delay shorter than
+     *         the watchdog lease
      */
-    public RedlockTemplate(Map<String, StringRedisTemplate> nodes, RedisLockConfig config, Duration nodeTimeout) {
+    public RedlockTemplate(Map<String, StringRedisTemplate> nodes, RedisLockConfig config, Duration nodeTimeout,
+            Duration restartDelay) {
         Objects.requireNonNull(nodes, "nodes");
         this.config = Objects.requireNonNull(config, "config");
+        if (Objects.requireNonNull(restartDelay, "restartDelay").compareTo(config.watchdogLease()) < 0) {
+            throw new IllegalArgumentException("The Redlock restart delay (redis-lock.redlock.restart-delay) must be at least "
+                    + "the watchdog lease (redis-lock.lease-time, " + config.watchdogLease() + "), was " + restartDelay
+                    + ": a node that came back empty must not grant a lock while one it forgot may still be held");
+        }
+        this.restartDelay = restartDelay;
         if (nodes.size() < 3 || nodes.size() % 2 == 0) {
             throw new IllegalArgumentException("Redlock needs an odd number of independent Redis masters, at least 3, "
                     + "and was given " + nodes.size() + " (" + nodes.keySet() + "): with an even number a majority "
@@ -125,7 +144,7 @@ public final class RedlockTemplate implements AutoCloseable {
         new SecureRandom().nextBytes(id);
         this.clientId = HexFormat.of().formatHex(id);
         RedisLockKeys keys = new RedisLockKeys(config.keyPrefix());
-        this.nodes = new RedlockNodes(nodes, keys, clientId);
+        this.nodes = new RedlockNodes(nodes, keys, clientId, restartDelay);
         this.subscribers = nodes.values().stream()
                 .map(redis -> new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                         keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll))
@@ -244,6 +263,11 @@ public final class RedlockTemplate implements AutoCloseable {
         return nodes.names();
     }
 
+    /** How long a node that came back empty grants no lock. */
+    public Duration restartDelay() {
+        return restartDelay;
+    }
+
     /** How many nodes must hold a lock: {@code N/2 + 1}. */
     public int quorum() {
         return nodes.quorum();
@@ -294,6 +318,11 @@ public final class RedlockTemplate implements AutoCloseable {
     private RedlockHandle lock(String key, Duration wait, Duration lease, boolean interruptible) throws InterruptedException {
         if (closed.get()) {
             throw new IllegalStateException("This RedlockTemplate is closed");
+        }
+        if (lease != null && lease.compareTo(restartDelay) > 0) {
+            throw new IllegalArgumentException("Redlock '" + key + "' asked for a lease of " + lease + ", longer than the "
+                    + "restart delay (redis-lock.redlock.restart-delay, " + restartDelay + "): a node that came back empty "
+                    + "could grant the lock again while this lease still ran. Raise the restart delay or shorten the lease");
         }
         boolean forever = wait.compareTo(Duration.ofDays(365 * 100L)) > 0;
         long deadline = forever ? Long.MAX_VALUE : System.nanoTime() + wait.toNanos();
@@ -364,6 +393,7 @@ public final class RedlockTemplate implements AutoCloseable {
         long leaseMillis = (lease != null ? lease : config.watchdogLease()).toMillis();
         long driftNanos = (long) (TimeUnit.MILLISECONDS.toNanos(leaseMillis) * CLOCK_DRIFT_FACTOR) + DRIFT_MARGIN_NANOS;
         boolean interrupted = false;
+        nodes.checkForNewDeployment(nodeTimeoutNanos);
         try {
             boolean tryOnce = wait.isZero();
             for (boolean first = true; ; first = false) {

@@ -63,6 +63,7 @@ class RedlockAutoConfigurationTest {
                             nodes.nodes().stream().map(n -> n.host() + ":" + n.port()).toList());
                     assertThat(redlock.quorum()).isEqualTo(3);
                     assertThat(redlock.config().keyPrefix()).isEqualTo("shop");
+                    assertThat(redlock.restartDelay()).as("the lease time by default").isEqualTo(redlock.config().watchdogLease());
                     assertThat(context.getBean(RedlockConnections.class).templates().values())
                             .allSatisfy(t -> assertThat(t.getConnectionFactory()).isInstanceOf(LettuceConnectionFactory.class));
                     int holding = redlock.execute("boot:lettuce", io.github.redislock.core.LockOptions.tryOnce(), handle -> {
@@ -130,6 +131,18 @@ class RedlockAutoConfigurationTest {
             assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("redlock = true supports the exclusive "
                     + "lock only, not type = READ");
         });
+    }
+
+    @Test
+    void theRestartDelayFollowsItsPropertyAndMayNotBeShorterThanTheLeaseTime() {
+        runner().withPropertyValues(nodesProperty(), "redis-lock.redlock.restart-delay=45s").run(context ->
+                assertThat(context.getBean(RedlockTemplate.class).restartDelay()).isEqualTo(java.time.Duration.ofSeconds(45)));
+        runner().withPropertyValues(nodesProperty(), "redis-lock.lease-time=20s", "redis-lock.redlock.restart-delay=10s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("redis-lock.redlock.restart-delay")
+                            .hasMessageContaining("redis-lock.lease-time");
+                });
     }
 
     @Test

@@ -114,6 +114,128 @@ class RedlockFaultTest {
     }
 
     @Test
+    void aRestartedMemberOfABareMajorityGrantsNoSecondHolderUntilItsRestartDelayIsOver() throws Exception {
+        Duration lease = Duration.ofSeconds(2);
+        RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(lease);
+        RedlockTemplate holder = clients.template(config);
+        RedlockTemplate contender = clients.template(config);
+        // nodes 3 and 4 have it held by another owner for a moment, so the holder gets exactly a majority: 0, 1, 2
+        for (int i : new int[] {3, 4}) {
+            nodes.node(i).command("SET", LOCK_KEY, "another-owner", "PX", "60000");
+        }
+        LockHandle held = holder.acquire(KEY, LockOptions.tryOnce().withLease(lease));
+        long acquiredAt = System.nanoTime();
+        for (int i = 0; i < 5; i++) {
+            assertThat(String.valueOf(nodes.node(i).command("GET", LOCK_KEY)).startsWith(holder.clientId()))
+                    .as("held on node %d", i).isEqualTo(i < 3);
+        }
+
+        // a member of that majority restarts without persistence, and the other owner's hold ends
+        nodes.node(0).kill();
+        nodes.node(0).restart();
+        for (int i : new int[] {3, 4}) {
+            nodes.node(i).command("DEL", LOCK_KEY);
+        }
+        // nodes 0, 3 and 4 are free now: a majority, but node 0 forgot the holder's lock, so it grants nothing
+        assertThat(contender.tryAcquire(KEY, LockOptions.tryOnce())).as("no second holder").isEmpty();
+        assertThat(held.isHeld()).isTrue();
+
+        try (LockHandle next = contender.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(10)))) {
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiredAt);
+            System.out.println("second holder after a bare majority's member restarted: " + tookMs + " ms after the first "
+                    + "acquired it (lease " + lease.toMillis() + " ms)");
+            assertThat(held.isHeld()).as("the first holder's lease is over").isFalse();
+            assertThat(tookMs).isGreaterThanOrEqualTo(lease.toMillis() - lease.toMillis() / 50);
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    @Test
+    void aNewDeploymentGrantsAtOnceWhileANodeFlushedLaterSitsOutItsRestartDelay() throws Exception {
+        Duration lease = Duration.ofSeconds(2);
+        RedlockTemplate template = clients.template(RedisLockConfig.defaults().withWatchdogLease(lease));
+        long start = System.nanoTime();
+        template.execute(KEY, LockOptions.tryOnce(), LockHandle::fencingToken); // fresh nodes: granted at the first try
+        System.out.println("first Redlock acquisition on a new deployment took "
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
+
+        nodes.node(0).command("FLUSHALL"); // forgets its locks, as a restart without persistence would
+        try (LockHandle held = template.acquire(KEY, LockOptions.tryOnce())) {
+            assertThat(nodes.node(0).command("EXISTS", LOCK_KEY)).as("granted nothing on the flushed node").isEqualTo("0");
+            for (int i = 1; i < 5; i++) {
+                assertThat(nodes.node(i).command("GET", LOCK_KEY)).startsWith(template.clientId());
+            }
+            assertThat(held.isHeld()).isTrue();
+        }
+        long flushedAt = System.nanoTime();
+        long end = flushedAt + TimeUnit.SECONDS.toNanos(10);
+        boolean grantedThere = false;
+        while (!grantedThere && System.nanoTime() < end) {
+            try (LockHandle held = template.acquire(KEY, LockOptions.tryOnce())) {
+                grantedThere = String.valueOf(nodes.node(0).command("GET", LOCK_KEY)).startsWith(template.clientId());
+            }
+            Thread.sleep(50);
+        }
+        assertThat(grantedThere).as("the flushed node grants again after its restart delay").isTrue();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - flushedAt)).isLessThan(lease.toMillis() + 2000);
+    }
+
+    @Test
+    void aClientThatSawTheNodesDoesNotTakeThemForANewDeploymentWhenAllComeBackEmpty() {
+        RedlockTemplate running = clients.template(RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(2)));
+        running.execute(KEY, LockOptions.tryOnce(), LockHandle::fencingToken);
+        nodes.nodes().forEach(node -> node.command("FLUSHALL"));
+
+        assertThatThrownBy(() -> running.acquire(KEY, LockOptions.tryOnce()))
+                .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining(KEY);
+        // the running client's attempt started every node's restart delay; a client started now reads the same markers
+        RedlockTemplate started = clients.template(RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(2)));
+        assertThat(started.tryAcquire(KEY, LockOptions.tryOnce())).isEmpty();
+        for (RedisServerProcess node : nodes.nodes()) {
+            assertThat(node.command("EXISTS", LOCK_KEY)).isEqualTo("0");
+        }
+        assertThat(started.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(10))).fencingToken()).isPositive();
+    }
+
+    @Test
+    void aFixedLeaseLongerThanTheRestartDelayOrADelayShorterThanTheWatchdogLeaseIsRefused() {
+        RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(5));
+        RedlockTemplate template = clients.template(config);
+        assertThatThrownBy(() -> template.acquire(KEY, LockOptions.tryOnce().withLease(Duration.ofSeconds(6))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis-lock.redlock.restart-delay")
+                .hasMessageContaining(KEY);
+        template.acquire(KEY, LockOptions.tryOnce().withLease(Duration.ofSeconds(5))).release();
+        assertThatThrownBy(() -> new RedlockTemplate(clients.clients(), config, Duration.ofSeconds(1), Duration.ofSeconds(4)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis-lock.redlock.restart-delay")
+                .hasMessageContaining("redis-lock.lease-time");
+    }
+
+    @Test
+    void pooledConnectionsTheNodesClosedAreRetriedRatherThanCountingTheNodesAsFailed() {
+        RedlockTemplate template = clients.template();
+        // several pooled connections per node, as a busy client has
+        List<LockHandle> held = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            held.add(template.acquire(KEY + i, LockOptions.tryOnce()));
+        }
+        held.forEach(LockHandle::release);
+        // every node drops its clients' connections (as a restart does, without forgetting the locks)
+        for (RedisServerProcess node : nodes.nodes()) {
+            node.command("CLIENT", "KILL", "TYPE", "normal");
+        }
+
+        try (LockHandle handle = template.acquire(KEY, LockOptions.tryOnce())) {
+            assertThat(handle.isHeld()).isTrue();
+            for (RedisServerProcess node : nodes.nodes()) {
+                assertThat(node.command("GET", LOCK_KEY)).startsWith(template.clientId());
+            }
+        }
+        for (RedisServerProcess node : nodes.nodes()) {
+            assertThat(node.command("EXISTS", LOCK_KEY)).as("released on every node").isEqualTo("0");
+        }
+    }
+
+    @Test
     void theWatchdogRenewsOnEveryNodeAndReportsTheLockLostWhenAMajorityNoLongerHoldsIt() throws Exception {
         RedlockTemplate template = clients.template(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900)));
         List<String> lost = new CopyOnWriteArrayList<>();

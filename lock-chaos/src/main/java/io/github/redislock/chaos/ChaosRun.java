@@ -845,7 +845,7 @@ public final class ChaosRun implements AutoCloseable {
 
     /**
      * The engine's keys on the Redis (or the running Redlock masters). A Redlock fencing counter is kept a minute by
-     * design (RedlockNodes.FENCE_MEMORY), so it is not a leftover.
+     * design (RedlockNodes.FENCE_MEMORY), and a Redlock node's restart marker for its life, so neither is a leftover.
      */
     private String leftoverKeys() {
         if (redlockNodes == null) {
@@ -853,7 +853,8 @@ public final class ChaosRun implements AutoCloseable {
         }
         return redlockNodes.nodes().stream().filter(RedisServerProcess::isRunning)
                 .flatMap(n -> java.util.Arrays.stream(String.valueOf(n.command("KEYS", "redis-lock:*")).split("\n")))
-                .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":fence")).collect(java.util.stream.Collectors.joining("\n"));
+                .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":fence")
+                        && !k.equals("redis-lock:redlock-restart-marker")).collect(java.util.stream.Collectors.joining("\n"));
     }
 
     private String leftoverChannels() {
@@ -1092,7 +1093,9 @@ public final class ChaosRun implements AutoCloseable {
             md.append("\n## Redlock over 5 independent masters\n\n")
                     .append("The same workers lock with a `RedlockTemplate` over 5 independent `redis-server` masters (no proxy, ")
                     .append("node timeout 500 ms, wait 5 s). Killed masters stay down; in the restart scenario two masters are ")
-                    .append("killed and started again at once, empty, each repetition (another pair each time). Promised: ")
+                    .append("killed and started again at once, empty, each repetition (another pair each time), and a master ")
+                    .append("that came back empty grants nothing for its restart delay (the lease, ").append(LEASE_MILLIS)
+                    .append(" ms). Promised: ")
                     .append("with 2 of 5 down at least 99 % of acquisitions succeed and none overlap; with 3 of 5 down none is ")
                     .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts cause ")
                     .append("no overlap and tokens keep rising.\n\n")
