@@ -26,18 +26,27 @@ final class BackgroundCleanup {
     }
 
     void run(Runnable task) {
-        run(task, System.nanoTime() + retryForNanos, 0);
+        run(task, System.nanoTime() + retryForNanos, 0, () -> true);
     }
 
-    private void run(Runnable task, long giveUpAt, long delayMillis) {
+    /**
+     * Runs {@code task} after {@code delayMillis} unless by then {@code stillNeeded} (asked on the scheduler thread, so
+     * quick) says it is not: work deferred off a latency-critical moment, which a later event often makes needless.
+     */
+    void runLater(Runnable task, long delayMillis, BooleanSupplier stillNeeded) {
+        run(task, System.nanoTime() + retryForNanos, delayMillis, stillNeeded);
+    }
+
+    private void run(Runnable task, long giveUpAt, long delayMillis, BooleanSupplier stillNeeded) {
         try {
-            watchdog.runInBackground(() -> {
+            watchdog.runInBackground(stillNeeded, () -> {
                 try {
                     task.run();
                 } catch (RuntimeException e) {
                     if (System.nanoTime() - giveUpAt < 0 && !closed.getAsBoolean()) {
                         log.debug("Background clean-up failed; retrying", e);
-                        run(task, giveUpAt, Math.min(Math.max(Durations.ERROR_BACKOFF_MILLIS, delayMillis * 2), 1000));
+                        run(task, giveUpAt, Math.min(Math.max(Durations.ERROR_BACKOFF_MILLIS, delayMillis * 2), 1000),
+                                stillNeeded);
                     } else {
                         log.debug("Background clean-up failed; Redis TTLs will end what it left", e);
                     }

@@ -142,7 +142,9 @@ final class FairLock {
      * Holds the lock the release script handed to {@code owner}, as its message told, without a round trip: the grant's
      * short lease ({@value FairLockScripts#GRANT_MILLIS} ms) was set in Redis after {@code grantedAfterNanos}, so it is
      * counted from then; a confirmation in the background gives it the full lease (and the watchdog, without an
-     * explicit lease), or marks it lost if the grant expired first.
+     * explicit lease), or marks it lost if the grant expired first. With the watchdog, the confirmation is sent
+     * {@value FairLockScripts#CONFIRM_AFTER_MILLIS} ms later (at the latest when half the grant has passed), and not at
+     * all if the lock was released by then; with a fixed lease, which counts from the acquisition, at once.
      *
      * @return whether the current thread holds the lock now; if not (replicas must acknowledge grants, or the grant's
      *         lease is too nearly over), it asks Redis as usual
@@ -157,7 +159,7 @@ final class FairLock {
         }
         lock.held(owner, token, grantNanos, grantedAfterNanos, false);
         LocalLock.Holding granted = lock.holding;
-        cleanup.run(() -> {
+        Runnable confirmation = () -> {
             if (lock.holding != granted) {
                 return; // released (which ended the grant in Redis) before the confirmation ran
             }
@@ -168,7 +170,16 @@ final class FairLock {
                 watchdog.markLost(lock, renewer, granted, "its hand-over was gone from Redis (expired, deleted, or "
                         + "Redis lost it) before it was confirmed");
             }
-        });
+        };
+        if (!renewing) {
+            cleanup.run(confirmation);
+            return true;
+        }
+        // not at once: a thread woken for the confirmation now takes CPU from this one just as it resumes, and a holder
+        // that releases before the confirmation is due never needs one (its release ends the grant in Redis)
+        long dueInMillis = Math.min(FairLockScripts.CONFIRM_AFTER_MILLIS,
+                TimeUnit.NANOSECONDS.toMillis(grantedAfterNanos + grantNanos / 2 - System.nanoTime()));
+        cleanup.runLater(confirmation, Math.max(0, dueInMillis), () -> lock.holding == granted);
         return true;
     }
 

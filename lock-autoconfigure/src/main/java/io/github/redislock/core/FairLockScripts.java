@@ -29,6 +29,13 @@ final class FairLockScripts {
      */
     static final long GRANT_MILLIS = 500;
     /**
+     * How long a holder renewed by the watchdog that took the lock from the hand-over message waits before it confirms
+     * it, so that a holder releasing sooner sends no confirmation at all. It confirms at the latest when half of
+     * {@link #GRANT_MILLIS} has passed since its last request before the hand-over (the earliest the grant can have been
+     * set): the confirmation then has the other half to reach Redis.
+     */
+    static final long CONFIRM_AFTER_MILLIS = 100;
+    /**
      * Starts the wake-up message of a hand-over, before the waiter id. Lock keys cannot contain control
      * characters, so it is never taken for an exclusive lock's release notice (which is the key).
      */

@@ -18,6 +18,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -154,10 +155,22 @@ final class Watchdog implements AutoCloseable {
      * pool after {@code delayMillis}; the scheduler thread only hands it over.
      */
     void runInBackground(Runnable task, long delayMillis) {
+        runInBackground(() -> true, task, delayMillis);
+    }
+
+    /**
+     * As {@link #runInBackground(Runnable, long)}, but after a delay the scheduler thread first asks
+     * {@code stillNeeded} (which must be quick) and drops the task if it says no, without waking a pool thread.
+     */
+    void runInBackground(BooleanSupplier stillNeeded, Runnable task, long delayMillis) {
         if (delayMillis <= 0) {
             background.execute(task);
         } else {
-            scheduler.schedule(() -> background.execute(task), delayMillis, TimeUnit.MILLISECONDS);
+            scheduler.schedule(() -> {
+                if (stillNeeded.getAsBoolean()) {
+                    background.execute(task);
+                }
+            }, delayMillis, TimeUnit.MILLISECONDS);
         }
     }
 

@@ -2,6 +2,7 @@ package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -127,18 +128,14 @@ class FairLockTest {
             LockHandle handle = second.acquireFair(key, THIRTY_SECONDS);
             try {
                 done.await(10, TimeUnit.SECONDS);
+                assertThat(handle.isHeld()).as("held past the hand-over's own lease").isTrue();
                 return handle;
             } finally {
                 handle.release();
             }
         });
         awaitQueueLength(1);
-        String channel = "redis-lock:wake:" + second.clientId();
-        awaitUntil(() -> {
-            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
-            return Long.parseLong(reply.get(reply.size() - 1).trim());
-        }, "the waiter's subscription");
-        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
+        awaitSubscription(second);
         String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
         String fairRelease = "\"" + FairLockScripts.FAIR_RELEASE.getSha1() + "\"";
         try (RedisMonitor monitor = new RedisMonitor(server)) {
@@ -153,10 +150,40 @@ class FairLockTest {
             assertThat(redis.getExpire("redis-lock:{" + key + "}", TimeUnit.MILLISECONDS))
                     .as("the lease once confirmed").isGreaterThan(FairLockScripts.GRANT_MILLIS);
         }
+        Thread.sleep(FairLockScripts.GRANT_MILLIS);
         done.countDown();
         LockHandle taken = waiter.get(5, TimeUnit.SECONDS);
         assertThat(taken.fencingToken()).isGreaterThan(held.fencingToken());
         assertThat(redis.hasKey("redis-lock:{" + key + "}")).isFalse();
+    }
+
+    @Test
+    void aHolderThatReleasesBeforeItsConfirmationIsDueNeverSendsOne() throws Exception {
+        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        Lock lock = second.fairLock(key);
+        long[] heldNanos = new long[1];
+        Future<?> waiter = pool.submit(() -> {
+            lock.lock();
+            long acquiredAt = System.nanoTime();
+            Thread.sleep(20); // long enough for a confirmation sent at once to be on its way
+            lock.unlock();
+            heldNanos[0] = System.nanoTime() - acquiredAt;
+            return null;
+        });
+        awaitQueueLength(1);
+        awaitSubscription(second);
+        String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            held.release();
+            waiter.get(5, TimeUnit.SECONDS);
+            Thread.sleep(FairLockScripts.GRANT_MILLIS); // past the latest moment a confirmation could be due
+            assumeTrue(heldNanos[0] < TimeUnit.MILLISECONDS.toNanos(FairLockScripts.CONFIRM_AFTER_MILLIS / 2),
+                    "the waiter released well before its confirmation was due (held " + heldNanos[0] / 1000 + " µs)");
+            assertThat(monitor.count(line -> line.contains(fairAcquire) && line.contains(second.clientId())
+                    && line.contains("\"confirm\""))).as("confirmations by the waiter").isZero();
+        }
+        assertThat(redis.keys("redis-lock:{" + key + "}*")).doesNotContain("redis-lock:{" + key + "}",
+                "redis-lock:{" + key + "}:queue");
     }
 
     @Test
@@ -365,6 +392,16 @@ class FairLockTest {
 
     private void awaitQueueLength(long expected) throws InterruptedException {
         awaitUntil(() -> queueLength() == expected ? 1 : 0, "queue length " + expected);
+    }
+
+    /** Waits until {@code client}'s waiter sleeps on its subscription, so a release wakes it by message. */
+    private static void awaitSubscription(RedisLockTemplate client) throws InterruptedException {
+        String channel = "redis-lock:wake:" + client.clientId();
+        awaitUntil(() -> {
+            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
+            return Long.parseLong(reply.get(reply.size() - 1).trim());
+        }, "the waiter's subscription");
+        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
     }
 
     private static void awaitUntil(LongSupplier condition, String what) throws InterruptedException {
