@@ -45,6 +45,19 @@ final class FairLockScripts {
     /** Clients waiting for the exclusive lock on the key that a release freeing it wakes, as an exclusive release does. */
     private static final String EXCLUSIVE_CLIENTS_WOKEN = "2";
 
+    // the arguments every call of a script sends alike, encoded once
+    private static final byte[] ENTRY_TTL_BYTES = ScriptRunner.number(ENTRY_TTL_MILLIS);
+    private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.number(LockScripts.FENCE_GRACE_MILLIS);
+    private static final byte[] REFRESH_BYTES = ScriptRunner.number(REFRESH_MILLIS);
+    private static final byte[] GRANT_BYTES = ScriptRunner.number(GRANT_MILLIS);
+    private static final byte[] HANDED_OVER_BYTES = ScriptRunner.bytes(HANDED_OVER);
+    private static final byte[] EXCLUSIVE_CLIENTS_WOKEN_BYTES = ScriptRunner.bytes(EXCLUSIVE_CLIENTS_WOKEN);
+    private static final byte[] LEAVE_BYTES = ScriptRunner.bytes(LEAVE);
+    private static final byte[] CONFIRM = ScriptRunner.bytes("confirm");
+    private static final byte[] WAITS = ScriptRunner.bytes("1");
+    private static final byte[] TRIES_ONCE = ScriptRunner.bytes("0");
+    private static final byte[] NOT_LEAVING = new byte[0];
+
     private final ScriptRunner redis;
     private final RedisLockKeys keys;
 
@@ -63,10 +76,10 @@ final class FairLockScripts {
      * @param waits whether the caller waits: queue it and refresh its entry (else a single try that leaves no trace)
      */
     AcquireReply acquire(String key, String waiter, long leaseMillis, boolean waits) {
-        return AcquireReply.of(redis.runAcknowledged(FAIR_ACQUIRE, allKeys(key), token -> token > 0,
-                token -> release(key, waiter), "the acquisition", waiter, Long.toString(leaseMillis),
-                waits ? "1" : "0", Long.toString(ENTRY_TTL_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS),
-                Long.toString(REFRESH_MILLIS)));
+        return AcquireReply.of(redis.runAcknowledged(FAIR_ACQUIRE, keys.fairKeysEncoded(key), token -> token > 0,
+                token -> release(key, waiter), "the acquisition", new byte[][] {ScriptRunner.bytes(waiter),
+                        ScriptRunner.number(leaseMillis), waits ? WAITS : TRIES_ONCE, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES,
+                        REFRESH_BYTES}));
     }
 
     /**
@@ -83,16 +96,15 @@ final class FairLockScripts {
      * @return whether the lock is still {@code owner}'s
      */
     boolean confirm(String key, String owner, long leaseMillis) {
-        Long reply = redis.run(FAIR_ACQUIRE, allKeys(key), owner, Long.toString(leaseMillis), "confirm",
-                Long.toString(ENTRY_TTL_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), Long.toString(REFRESH_MILLIS));
+        Long reply = redis.run(FAIR_ACQUIRE, keys.fairKeysEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
+                ScriptRunner.number(leaseMillis), CONFIRM, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES, REFRESH_BYTES});
         return reply != null && reply == 1;
     }
 
     /** Releases {@code owner}'s lock, handing it to the next live waiter. */
     ReleaseReply release(String key, String owner) {
-        return ReleaseReply.of(redis.run(FAIR_RELEASE, releaseKeys(key), owner, keys.wakeChannelPrefix(), HANDED_OVER,
-                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), "", key,
-                EXCLUSIVE_CLIENTS_WOKEN));
+        return ReleaseReply.of(redis.run(FAIR_RELEASE, keys.fairReleaseKeysEncoded(key),
+                releaseArgs(key, owner, NOT_LEAVING)));
     }
 
     /**
@@ -114,18 +126,15 @@ final class FairLockScripts {
 
     /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */
     void leave(String key, String waiter) {
-        redis.run(FAIR_RELEASE, releaseKeys(key), waiter, keys.wakeChannelPrefix(), HANDED_OVER,
-                Long.toString(GRANT_MILLIS), Long.toString(LockScripts.FENCE_GRACE_MILLIS), LEAVE, key,
-                EXCLUSIVE_CLIENTS_WOKEN);
+        redis.run(FAIR_RELEASE, keys.fairReleaseKeysEncoded(key), releaseArgs(key, waiter, LEAVE_BYTES));
     }
 
-    /** The fair lock's keys and the exclusive lock's waiting clients: a release that frees the key wakes them too. */
-    private List<String> releaseKeys(String key) {
-        return List.of(keys.lock(key), keys.fence(key), keys.fairQueue(key), keys.fairQueueExpiries(key), keys.waiters(key),
-                keys.waiterExpiries(key));
-    }
-
-    private List<String> allKeys(String key) {
-        return List.of(keys.lock(key), keys.fence(key), keys.fairQueue(key), keys.fairQueueExpiries(key));
+    /**
+     * The release script's arguments (its keys, {@link RedisLockKeys#fairReleaseKeysEncoded}, add the exclusive lock's
+     * waiting clients: a release that frees the key wakes them too).
+     */
+    private byte[][] releaseArgs(String key, String owner, byte[] leaving) {
+        return new byte[][] {ScriptRunner.bytes(owner), keys.wakeChannelPrefixEncoded(), HANDED_OVER_BYTES, GRANT_BYTES,
+                FENCE_GRACE_BYTES, leaving, ScriptRunner.bytes(key), EXCLUSIVE_CLIENTS_WOKEN_BYTES};
     }
 }

@@ -71,6 +71,9 @@ final class LockScripts {
     private static final byte[] ZERO = ScriptRunner.bytes("0");
     private static final byte[] NONE = new byte[0];
     private static final byte[] EXACT = ScriptRunner.bytes("exact");
+    private static final byte[] READ = ScriptRunner.bytes("read");
+    private static final byte[] WRITE = ScriptRunner.bytes("write");
+    private static final byte[] LEAVE_AS_WRITER = ScriptRunner.bytes("leave");
 
     private final ScriptRunner redis;
     private final RedisLockKeys keys;
@@ -87,7 +90,7 @@ final class LockScripts {
         this.keys = keys;
         this.clientId = clientId;
         this.clientIdBytes = ScriptRunner.bytes(clientId);
-        this.wakeChannelPrefixBytes = ScriptRunner.bytes(keys.wakeChannelPrefix());
+        this.wakeChannelPrefixBytes = keys.wakeChannelPrefixEncoded();
     }
 
     /**
@@ -271,17 +274,18 @@ final class LockScripts {
      * @return the read epoch's token when it reads now
      */
     AcquireReply readAcquire(String key, String owner, long leaseMillis, long sleepMillis, String downgradingWriter) {
-        return AcquireReply.of(redis.runAcknowledged(RW_READ_ACQUIRE, keys.readWrite(key), token -> token > 0,
-                token -> readWriteRelease(key, owner, false), "the acquisition", owner, Long.toString(leaseMillis),
-                clientId, Long.toString(sleepMillis), FENCE_GRACE, downgradingWriter));
+        return AcquireReply.of(redis.runAcknowledged(RW_READ_ACQUIRE, keys.readWriteEncoded(key), token -> token > 0,
+                token -> readWriteRelease(key, owner, false), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
+                        number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES,
+                        downgradingWriter.isEmpty() ? NONE : ScriptRunner.bytes(downgradingWriter)}));
     }
 
     /** Takes the write side of {@code key}'s read/write lock for {@code owner}, or marks it as a waiting writer. */
     AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis) {
-        return AcquireReply.of(redis.runAcknowledged(RW_WRITE_ACQUIRE, keys.readWrite(key), token -> token > 0,
-                token -> readWriteRelease(key, owner, true), "the acquisition", owner, Long.toString(leaseMillis),
-                clientId, Long.toString(sleepMillis), FENCE_GRACE, keys.wakeChannelPrefix(),
-                ReadWriteLocks.writerWaits(key)));
+        return AcquireReply.of(redis.runAcknowledged(RW_WRITE_ACQUIRE, keys.readWriteEncoded(key), token -> token > 0,
+                token -> readWriteRelease(key, owner, true), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
+                        number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, wakeChannelPrefixBytes,
+                        ScriptRunner.bytes(ReadWriteLocks.writerWaits(key))}));
     }
 
     /**
@@ -290,13 +294,14 @@ final class LockScripts {
      * @return whether {@code owner} still held it in Redis (if not, nothing changed there)
      */
     boolean readWriteRelease(String key, String owner, boolean write) {
-        return isOne(redis.run(RW_RELEASE, keys.readWrite(key), owner, write ? "write" : "read",
-                keys.wakeChannelPrefix(), key));
+        return isOne(redis.run(RW_RELEASE, keys.readWriteEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
+                write ? WRITE : READ, wakeChannelPrefixBytes, ScriptRunner.bytes(key)}));
     }
 
     /** Withdraws a writer that stopped waiting, so the readers it held back may enter. */
     void leaveAsWriter(String key, String owner) {
-        redis.run(RW_RELEASE, keys.readWrite(key), owner, "leave", keys.wakeChannelPrefix(), key);
+        redis.run(RW_RELEASE, keys.readWriteEncoded(key), new byte[][] {ScriptRunner.bytes(owner), LEAVE_AS_WRITER,
+                wakeChannelPrefixBytes, ScriptRunner.bytes(key)});
     }
 
     /**
@@ -314,13 +319,13 @@ final class LockScripts {
      * @return 1 when renewed, 2 when a read share was renewed and a writer waits, 0 when {@code owner} no longer holds it
      */
     long readWriteRenewal(String key, String owner, boolean write, long leaseMillis) {
-        Long reply = redis.runAcknowledged(RW_RENEW, keys.readWrite(key), renewed -> renewed >= 1, null, "the renewal",
-                owner, write ? "write" : "read", Long.toString(leaseMillis));
+        Long reply = redis.runAcknowledged(RW_RENEW, keys.readWriteEncoded(key), renewed -> renewed >= 1, null,
+                "the renewal", new byte[][] {ScriptRunner.bytes(owner), write ? WRITE : READ, number(leaseMillis)});
         return reply == null ? 0 : reply;
     }
 
     private static byte[] number(long value) {
-        return ScriptRunner.bytes(Long.toString(value));
+        return ScriptRunner.number(value);
     }
 
     private static boolean isOne(Long reply) {

@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -25,11 +26,31 @@ final class RedisLockKeys {
     private static final String FENCE = ":fence";
     private static final String WAITERS = ":waiters";
     private static final String WAITER_EXPIRIES = ":waiters:expiry";
-    private static final byte[] FENCE_BYTES = FENCE.getBytes(StandardCharsets.UTF_8);
-    private static final byte[] WAITERS_BYTES = WAITERS.getBytes(StandardCharsets.UTF_8);
-    private static final byte[] WAITER_EXPIRIES_BYTES = WAITER_EXPIRIES.getBytes(StandardCharsets.UTF_8);
+    private static final String FAIR_QUEUE = ":queue";
+    private static final String FAIR_QUEUE_EXPIRIES = ":queue:expiry";
+    private static final String SEMAPHORE_HOLDERS = ":semaphore:holders";
+    private static final String SEMAPHORE_PERMITS = ":semaphore:permits";
+    private static final String SEMAPHORE_LIMIT = ":semaphore:limit";
+    private static final String SEMAPHORE_FENCE = ":semaphore:fence";
+    private static final String SEMAPHORE_WAITERS = ":semaphore:waiters";
+    private static final String SEMAPHORE_WAITER_EXPIRIES = ":semaphore:waiters:expiry";
+    /** The read/write lock's keys after the lock's name, in the order its scripts take them. */
+    private static final List<String> READ_WRITE = List.of(":rw:writer", ":rw:readers", ":rw:epoch", ":rw:fence",
+            ":rw:writers-waiting", ":rw:waiters", ":rw:waiters:expiry");
+
+    // each script's keys after the lock's name, encoded once, in the order the script takes them ("" is the lock)
+    private static final byte[][] EXCLUSIVE_SUFFIXES = encode(List.of("", FENCE, WAITERS, WAITER_EXPIRIES));
+    private static final byte[][] FAIR_SUFFIXES = encode(List.of("", FENCE, FAIR_QUEUE, FAIR_QUEUE_EXPIRIES));
+    private static final byte[][] FAIR_RELEASE_SUFFIXES = encode(List.of("", FENCE, FAIR_QUEUE, FAIR_QUEUE_EXPIRIES,
+            WAITERS, WAITER_EXPIRIES));
+    private static final byte[][] READ_WRITE_SUFFIXES = encode(READ_WRITE);
+    private static final byte[][] SEMAPHORE_ACQUIRE_SUFFIXES = encode(List.of(SEMAPHORE_HOLDERS, SEMAPHORE_PERMITS,
+            SEMAPHORE_LIMIT, SEMAPHORE_FENCE, SEMAPHORE_WAITERS, SEMAPHORE_WAITER_EXPIRIES));
+    private static final byte[][] SEMAPHORE_RELEASE_SUFFIXES = encode(List.of(SEMAPHORE_HOLDERS, SEMAPHORE_PERMITS,
+            SEMAPHORE_WAITERS, SEMAPHORE_WAITER_EXPIRIES, SEMAPHORE_LIMIT, SEMAPHORE_FENCE));
 
     private final String prefix;
+    private final byte[] wakeChannelPrefixEncoded;
 
     RedisLockKeys(String prefix) {
         if (prefix == null || prefix.isBlank()) {
@@ -39,6 +60,7 @@ final class RedisLockKeys {
             throw new IllegalArgumentException("key prefix must not contain '{' or '}' (it would break the hash tag): " + prefix);
         }
         this.prefix = prefix;
+        this.wakeChannelPrefixEncoded = wakeChannelPrefix().getBytes(StandardCharsets.UTF_8);
     }
 
     String prefix() {
@@ -80,18 +102,59 @@ final class RedisLockKeys {
 
     /**
      * The exclusive lock's four keys, {@link #lock}, {@link #fence}, {@link #waiters} and {@link #waiterExpiries},
-     * encoded as UTF-8 for a script call: the name encoded once and each suffix appended to its bytes.
+     * encoded as UTF-8 for a script call.
      */
     byte[][] exclusiveKeysEncoded(String key) {
-        byte[] lock = lock(key).getBytes(StandardCharsets.UTF_8);
-        return new byte[][] {lock, suffixed(lock, FENCE_BYTES), suffixed(lock, WAITERS_BYTES),
-                suffixed(lock, WAITER_EXPIRIES_BYTES)};
+        return encoded(key, EXCLUSIVE_SUFFIXES);
     }
 
-    private static byte[] suffixed(byte[] base, byte[] suffix) {
-        byte[] joined = java.util.Arrays.copyOf(base, base.length + suffix.length);
-        System.arraycopy(suffix, 0, joined, base.length, suffix.length);
-        return joined;
+    /** The fair lock's keys for its acquisition: {@link #lock}, {@link #fence}, {@link #fairQueue}, its expiries. */
+    byte[][] fairKeysEncoded(String key) {
+        return encoded(key, FAIR_SUFFIXES);
+    }
+
+    /** The fair lock's keys for its release: those of {@link #fairKeysEncoded}, then {@link #waiters} and their expiries. */
+    byte[][] fairReleaseKeysEncoded(String key) {
+        return encoded(key, FAIR_RELEASE_SUFFIXES);
+    }
+
+    /** The keys of {@link #readWrite}, encoded. */
+    byte[][] readWriteEncoded(String key) {
+        return encoded(key, READ_WRITE_SUFFIXES);
+    }
+
+    /** The semaphore's keys for its acquisition: holders, permits, limit, fence, waiters, waiter expiries. */
+    byte[][] semaphoreAcquireKeysEncoded(String key) {
+        return encoded(key, SEMAPHORE_ACQUIRE_SUFFIXES);
+    }
+
+    /** The semaphore's keys for its release: holders, permits, waiters, waiter expiries, limit, fence. */
+    byte[][] semaphoreReleaseKeysEncoded(String key) {
+        return encoded(key, SEMAPHORE_RELEASE_SUFFIXES);
+    }
+
+    /**
+     * {@link #lock}'s name followed by each of {@code suffixes}, as UTF-8 for a script call: the name is encoded once and
+     * each suffix appended to its bytes.
+     */
+    private byte[][] encoded(String key, byte[][] suffixes) {
+        byte[] lock = lock(key).getBytes(StandardCharsets.UTF_8);
+        byte[][] encoded = new byte[suffixes.length][];
+        for (int i = 0; i < suffixes.length; i++) {
+            byte[] suffix = suffixes[i];
+            if (suffix.length == 0) {
+                encoded[i] = lock;
+            } else {
+                byte[] joined = Arrays.copyOf(lock, lock.length + suffix.length);
+                System.arraycopy(suffix, 0, joined, lock.length, suffix.length);
+                encoded[i] = joined;
+            }
+        }
+        return encoded;
+    }
+
+    private static byte[][] encode(List<String> suffixes) {
+        return suffixes.stream().map(suffix -> suffix.getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
     }
 
     /**
@@ -99,53 +162,57 @@ final class RedisLockKeys {
      * fencing counter, waiting writers, waiting clients by arrival and by expiry. Apart from the exclusive lock's.
      */
     List<String> readWrite(String key) {
-        String base = lock(key) + ":rw";
-        return List.of(base + ":writer", base + ":readers", base + ":epoch", base + ":fence", base + ":writers-waiting",
-                base + ":waiters", base + ":waiters:expiry");
+        String lock = lock(key);
+        return READ_WRITE.stream().map(suffix -> lock + suffix).toList();
     }
 
     /** The waiters of a fair lock, one per waiting thread, by arrival. */
     String fairQueue(String key) {
-        return lock(key) + ":queue";
+        return lock(key) + FAIR_QUEUE;
     }
 
     /** When each fair-lock waiter's entry goes stale unless refreshed. */
     String fairQueueExpiries(String key) {
-        return lock(key) + ":queue:expiry";
+        return lock(key) + FAIR_QUEUE_EXPIRIES;
     }
 
     /** A semaphore's holders by the end of their leases (zset); with the other semaphore keys under the lock's tag. */
     String semaphoreHolders(String key) {
-        return lock(key) + ":semaphore:holders";
+        return lock(key) + SEMAPHORE_HOLDERS;
     }
 
     /** The permits each holder of a semaphore holds (hash). */
     String semaphorePermits(String key) {
-        return lock(key) + ":semaphore:permits";
+        return lock(key) + SEMAPHORE_PERMITS;
     }
 
     /** A semaphore's current permit limit. */
     String semaphoreLimit(String key) {
-        return lock(key) + ":semaphore:limit";
+        return lock(key) + SEMAPHORE_LIMIT;
     }
 
     /** A semaphore's fencing counter. */
     String semaphoreFence(String key) {
-        return lock(key) + ":semaphore:fence";
+        return lock(key) + SEMAPHORE_FENCE;
     }
 
     /** Threads waiting for a semaphore's permits, by arrival (zset). */
     String semaphoreWaiters(String key) {
-        return lock(key) + ":semaphore:waiters";
+        return lock(key) + SEMAPHORE_WAITERS;
     }
 
     /** Threads waiting for a semaphore's permits, by when their entry goes stale (zset). */
     String semaphoreWaiterExpiries(String key) {
-        return lock(key) + ":semaphore:waiters:expiry";
+        return lock(key) + SEMAPHORE_WAITER_EXPIRIES;
     }
 
     String wakeChannelPrefix() {
         return prefix + ":wake:";
+    }
+
+    /** {@link #wakeChannelPrefix()} as UTF-8, encoded once. */
+    byte[] wakeChannelPrefixEncoded() {
+        return wakeChannelPrefixEncoded;
     }
 
     /**

@@ -286,6 +286,27 @@ final class ScriptRunner {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
+    /** {@code value} in decimal, as a script argument: written as ASCII digits, with no string in between. */
+    static byte[] number(long value) {
+        if (value == Long.MIN_VALUE) {
+            return bytes(Long.toString(value));
+        }
+        long rest = Math.abs(value);
+        int length = value < 0 ? 2 : 1;
+        for (long left = rest; left >= 10; left /= 10) {
+            length++;
+        }
+        byte[] digits = new byte[length];
+        for (int i = length - 1; i >= 0; i--) {
+            digits[i] = (byte) ('0' + rest % 10);
+            rest /= 10;
+        }
+        if (value < 0) {
+            digits[0] = '-';
+        }
+        return digits;
+    }
+
     /**
      * Spring Data Redis's Lettuce connection reads the reply of a command it has no type for as a bulk string, which
      * WAIT's integer reply is not; only loaded when Lettuce is on the class path.

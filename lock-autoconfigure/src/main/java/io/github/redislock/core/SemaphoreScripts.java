@@ -32,6 +32,14 @@ final class SemaphoreScripts {
      */
     private static final String THREADS_WOKEN_PER_RELEASE = "16";
 
+    // the arguments every call of a script sends alike, encoded once
+    private static final byte[] RETENTION_BYTES = ScriptRunner.bytes(RETENTION);
+    private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.bytes(FENCE_GRACE);
+    private static final byte[] THREADS_WOKEN_PER_RELEASE_BYTES = ScriptRunner.bytes(THREADS_WOKEN_PER_RELEASE);
+    private static final byte[] ONE = ScriptRunner.bytes("1");
+    private static final byte[] ZERO = ScriptRunner.bytes("0");
+    private static final byte[] NONE = new byte[0];
+
     private final ScriptRunner redis;
     private final RedisLockKeys keys;
 
@@ -53,12 +61,11 @@ final class SemaphoreScripts {
      */
     AcquireReply acquire(String key, String holder, int permits, long leaseMillis, int initialLimit, String waiter,
             long sleepMillis, boolean registered) {
-        return AcquireReply.of(redis.runAcknowledged(ACQUIRE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
-                keys.semaphoreLimit(key), keys.semaphoreFence(key), keys.semaphoreWaiters(key),
-                keys.semaphoreWaiterExpiries(key)), token -> token > 0,
-                token -> release(key, holder, SemaphorePermits.wakeName(key)), "the acquisition", holder, Integer.toString(permits), Long.toString(leaseMillis),
-                Integer.toString(initialLimit), RETENTION, waiter, Long.toString(sleepMillis), FENCE_GRACE,
-                registered ? "1" : "0"));
+        return AcquireReply.of(redis.runAcknowledged(ACQUIRE, keys.semaphoreAcquireKeysEncoded(key), token -> token > 0,
+                token -> release(key, holder, SemaphorePermits.wakeName(key)), "the acquisition", new byte[][] {
+                        ScriptRunner.bytes(holder), ScriptRunner.number(permits), ScriptRunner.number(leaseMillis),
+                        ScriptRunner.number(initialLimit), RETENTION_BYTES, ScriptRunner.bytes(waiter),
+                        ScriptRunner.number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO}));
     }
 
     /**
@@ -89,11 +96,12 @@ final class SemaphoreScripts {
 
     private Long runRelease(String key, String holder, String wakeName, String next, int nextPermits,
             long nextLeaseMillis, String clientWaiter, boolean moreWaiting, long entryMillis) {
-        return redis.run(RELEASE, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key),
-                keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key), keys.semaphoreLimit(key),
-                keys.semaphoreFence(key)), holder, keys.wakeChannelPrefix(), wakeName, THREADS_WOKEN_PER_RELEASE, next,
-                Integer.toString(nextPermits), Long.toString(nextLeaseMillis), FENCE_GRACE, clientWaiter,
-                moreWaiting ? "1" : "0", Long.toString(entryMillis), RETENTION);
+        return redis.run(RELEASE, keys.semaphoreReleaseKeysEncoded(key), new byte[][] {ScriptRunner.bytes(holder),
+                keys.wakeChannelPrefixEncoded(), ScriptRunner.bytes(wakeName), THREADS_WOKEN_PER_RELEASE_BYTES,
+                next.isEmpty() ? NONE : ScriptRunner.bytes(next), ScriptRunner.number(nextPermits),
+                ScriptRunner.number(nextLeaseMillis), FENCE_GRACE_BYTES,
+                clientWaiter.isEmpty() ? NONE : ScriptRunner.bytes(clientWaiter), moreWaiting ? ONE : ZERO,
+                ScriptRunner.number(entryMillis), RETENTION_BYTES});
     }
 
     /**

@@ -36,9 +36,40 @@ class RedisLockKeysTest {
     @ParameterizedTest
     @ValueSource(strings = {"}", "{x}", "}{%", "orders:42", "zamówienie:42"})
     void theEncodedKeysAScriptCallSendsAreTheNamedKeysInUtf8(String key) {
-        List<String> names = List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
-        assertThat(java.util.Arrays.stream(keys.exclusiveKeysEncoded(key))
-                .map(bytes -> new String(bytes, java.nio.charset.StandardCharsets.UTF_8)).toList()).isEqualTo(names);
+        assertThat(decoded(keys.exclusiveKeysEncoded(key)))
+                .isEqualTo(List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key)));
+        assertThat(decoded(keys.fairKeysEncoded(key)))
+                .isEqualTo(List.of(keys.lock(key), keys.fence(key), keys.fairQueue(key), keys.fairQueueExpiries(key)));
+        assertThat(decoded(keys.fairReleaseKeysEncoded(key))).isEqualTo(List.of(keys.lock(key), keys.fence(key),
+                keys.fairQueue(key), keys.fairQueueExpiries(key), keys.waiters(key), keys.waiterExpiries(key)));
+        assertThat(decoded(keys.readWriteEncoded(key))).isEqualTo(keys.readWrite(key));
+        assertThat(decoded(keys.semaphoreAcquireKeysEncoded(key))).isEqualTo(List.of(keys.semaphoreHolders(key),
+                keys.semaphorePermits(key), keys.semaphoreLimit(key), keys.semaphoreFence(key), keys.semaphoreWaiters(key),
+                keys.semaphoreWaiterExpiries(key)));
+        assertThat(decoded(keys.semaphoreReleaseKeysEncoded(key))).isEqualTo(List.of(keys.semaphoreHolders(key),
+                keys.semaphorePermits(key), keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key),
+                keys.semaphoreLimit(key), keys.semaphoreFence(key)));
+        assertThat(decoded(new byte[][] {keys.wakeChannelPrefixEncoded()})).containsExactly(keys.wakeChannelPrefix());
+    }
+
+    @Test
+    void theReadWriteKeysAreNamedAfterTheLock() {
+        assertThat(keys.readWrite("orders:42")).containsExactly("redis-lock:{orders:42}:rw:writer",
+                "redis-lock:{orders:42}:rw:readers", "redis-lock:{orders:42}:rw:epoch", "redis-lock:{orders:42}:rw:fence",
+                "redis-lock:{orders:42}:rw:writers-waiting", "redis-lock:{orders:42}:rw:waiters",
+                "redis-lock:{orders:42}:rw:waiters:expiry");
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, 1, 9, 10, 99, 100, 30_000, 1_795_653_131_116_110L, -1, -10, -987, Long.MAX_VALUE, Long.MIN_VALUE})
+    void aNumberArgumentIsItsDecimalText(long value) {
+        assertThat(new String(ScriptRunner.number(value), java.nio.charset.StandardCharsets.US_ASCII))
+                .isEqualTo(Long.toString(value));
+    }
+
+    private static List<String> decoded(byte[][] encoded) {
+        return java.util.Arrays.stream(encoded).map(bytes -> new String(bytes, java.nio.charset.StandardCharsets.UTF_8))
+                .toList();
     }
 
     @Test
