@@ -85,4 +85,10 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
         DistributedLockOperation operation = operations.find(method, targetClass);
         return operation != null && operation.redlock;
     }
+
+    /** The fixed lease the method's annotation asks for, or {@code null} for the watchdog; it must be valid. */
+    java.time.Duration leaseTime(Method method, Class<?> targetClass) {
+        DistributedLockOperation operation = operations.find(method, targetClass);
+        return operation == null ? null : operation.options.leaseTime();
+    }
 }

@@ -103,6 +103,15 @@ public final class DistributedLockValidator implements SmartInitializingSingleto
                         + "redis-lock.redlock.nodes to the independent Redis masters (an odd number, at least 3, e.g. "
                         + "redis://host1:6379,redis://host2:6379,redis://host3:6379), or define a RedlockTemplate bean");
             }
+            java.time.Duration lease = advisor.usesRedlock(invocable, userClass) ? advisor.leaseTime(invocable, userClass) : null;
+            RedlockTemplate redlock = lease == null ? null : beanFactory.getBeanProvider(RedlockTemplate.class).getIfUnique();
+            if (redlock != null && lease.compareTo(redlock.restartDelay()) > 0) {
+                throw new BeanCreationException(beanName, "@DistributedLock on " + DistributedLockOperation.describe(invocable,
+                        userClass) + " asks for redlock = true with a lease of " + lease + ", longer than the Redlock restart "
+                        + "delay (redis-lock.redlock.restart-delay, " + redlock.restartDelay() + "): a node that came back "
+                        + "empty could grant the lock again while that lease still ran. Raise the restart delay or shorten "
+                        + "the lease");
+            }
         }, method -> method.getDeclaringClass() != Object.class && !method.isBridge() && !method.isSynthetic());
         return found[0];
     }

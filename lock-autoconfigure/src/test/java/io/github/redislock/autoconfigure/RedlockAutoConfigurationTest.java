@@ -146,6 +146,18 @@ class RedlockAutoConfigurationTest {
     }
 
     @Test
+    void aRedlockAnnotationWithALeaseLongerThanTheRestartDelayStopsTheApplication() {
+        runner().withPropertyValues(nodesProperty(), "redis-lock.redlock.restart-delay=40s", "report.lease=41s")
+                .withUserConfiguration(LongLeaseConfig.class).run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).hasMessageContaining("LongLease.run()")
+                            .hasMessageContaining("redis-lock.redlock.restart-delay").hasMessageContaining("PT41S");
+                });
+        runner().withPropertyValues(nodesProperty(), "redis-lock.redlock.restart-delay=40s", "report.lease=40s")
+                .withUserConfiguration(LongLeaseConfig.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void anEvenNumberOfNodesStopsTheApplicationSayingWhy() {
         runner().withPropertyValues("redis-lock.redlock.nodes=" + String.join(",", nodes.uris().subList(0, 4))).run(context -> {
             assertThat(context).hasFailed();
@@ -213,6 +225,22 @@ class RedlockAutoConfigurationTest {
 
         public long lastToken() {
             return lastToken;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class LongLeaseConfig {
+
+        @Bean
+        LongLease longLease() {
+            return new LongLease();
+        }
+    }
+
+    public static class LongLease {
+
+        @DistributedLock(key = "'report'", leaseTime = "${report.lease}", redlock = true)
+        public void run() {
         }
     }
 
