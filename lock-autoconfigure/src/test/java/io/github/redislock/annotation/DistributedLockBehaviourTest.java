@@ -12,9 +12,6 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,6 +23,7 @@ import io.github.redislock.core.LockLostException;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.Test;
@@ -86,28 +84,12 @@ class DistributedLockBehaviourTest {
     @Test
     void callersNamingTheSameKeysInOppositeOrderNeverDeadlock() {
         run(a -> run(b -> {
-            ExecutorService pool = Executors.newFixedThreadPool(4);
-            try {
-                List<Future<?>> futures = new ArrayList<>();
-                for (int t = 0; t < 4; t++) {
-                    Transfers transfers = (t < 2 ? a : b).getBean(Transfers.class);
-                    boolean forward = t % 2 == 0;
-                    futures.add(pool.submit(() -> {
-                        for (int i = 0; i < 15; i++) {
-                            // a deadlock would surface as LockNotAcquiredException after the 30 s wait
-                            transfers.transferPatiently(forward ? "x" : "y", forward ? "y" : "x");
-                        }
-                        return null;
-                    }));
-                }
-                for (Future<?> future : futures) {
-                    future.get(2, TimeUnit.MINUTES);
-                }
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            } finally {
-                pool.shutdownNow();
-            }
+            List<Transfers> transfers = List.of(a.getBean(Transfers.class), b.getBean(Transfers.class));
+            Concurrently.run(4, 15, thread -> {
+                boolean forward = thread % 2 == 0;
+                // a deadlock would surface as LockNotAcquiredException after the 30 s wait
+                transfers.get(thread < 2 ? 0 : 1).transferPatiently(forward ? "x" : "y", forward ? "y" : "x");
+            });
             assertThat(server.command("EXISTS", "redis-lock:{acct:x}", "redis-lock:{acct:y}")).isEqualTo("0");
         }));
     }

@@ -4,11 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -20,6 +16,7 @@ import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.Test;
@@ -65,28 +62,8 @@ class DistributedLockIntegrationTest {
     void sixteenThreadsInTwoApplicationsNeverLoseAnUpdate() throws Exception {
         server.command("SET", "counter", "0");
         run(a -> run(b -> {
-            Orders first = a.getBean(Orders.class);
-            Orders second = b.getBean(Orders.class);
-            ExecutorService pool = Executors.newFixedThreadPool(16);
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < 16; t++) {
-                Orders orders = t % 2 == 0 ? first : second;
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < 10; i++) {
-                        orders.incrementCounter();
-                    }
-                    return null;
-                }));
-            }
-            try {
-                for (Future<?> future : futures) {
-                    future.get(2, TimeUnit.MINUTES);
-                }
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            } finally {
-                pool.shutdown();
-            }
+            List<Orders> orders = List.of(a.getBean(Orders.class), b.getBean(Orders.class));
+            Concurrently.run(16, 10, thread -> orders.get(thread % 2).incrementCounter());
             assertThat(server.command("GET", "counter")).isEqualTo("160");
         }));
     }
@@ -95,26 +72,9 @@ class DistributedLockIntegrationTest {
     void equalArraysAsKeysExcludeEachOtherAcrossTwoApplications() throws Exception {
         server.command("SET", "counter", "0");
         run(a -> run(b -> {
-            ExecutorService pool = Executors.newFixedThreadPool(8);
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < 8; t++) {
-                Orders orders = (t % 2 == 0 ? a : b).getBean(Orders.class);
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < 10; i++) {
-                        orders.incrementCounterFor(new long[] {1, 2, 3}); // a new array each call, equal content
-                    }
-                    return null;
-                }));
-            }
-            try {
-                for (Future<?> future : futures) {
-                    future.get(2, TimeUnit.MINUTES);
-                }
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            } finally {
-                pool.shutdown();
-            }
+            List<Orders> orders = List.of(a.getBean(Orders.class), b.getBean(Orders.class));
+            // a new array each call, equal content
+            Concurrently.run(8, 10, thread -> orders.get(thread % 2).incrementCounterFor(new long[] {1, 2, 3}));
             assertThat(server.command("GET", "counter")).as("no update lost").isEqualTo("80");
             try {
                 assertThat(a.getBean(Orders.class).incrementCounterFor(new long[] {1, 2, 3})).containsExactly("[1, 2, 3]");

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.Intervals;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.core.RedisLockTemplate;
@@ -108,30 +109,8 @@ abstract class DistributedLockTopologyContract {
 
     /** Eight threads, half in each application, calling {@code call} {@code times} times each. */
     static void callFromBoth(AssertableApplicationContext a, AssertableApplicationContext b, int times, Call call) {
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        CountDownLatch start = new CountDownLatch(1);
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < 8; t++) {
-                int thread = t;
-                Inventory inventory = (t % 2 == 0 ? a : b).getBean(Inventory.class);
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    for (int i = 0; i < times; i++) {
-                        call.run(inventory, thread);
-                    }
-                    return null;
-                }));
-            }
-            start.countDown();
-            for (Future<?> future : futures) {
-                future.get(2, TimeUnit.MINUTES);
-            }
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        } finally {
-            pool.shutdownNow();
-        }
+        List<Inventory> inventories = List.of(a.getBean(Inventory.class), b.getBean(Inventory.class));
+        Concurrently.run(8, times, thread -> call.run(inventories.get(thread % 2), thread));
     }
 
     @ParameterizedTest(name = "{0}")

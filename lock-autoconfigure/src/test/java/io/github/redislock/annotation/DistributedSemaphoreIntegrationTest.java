@@ -6,12 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.Intervals;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.core.LockNotAcquiredException;
@@ -84,26 +81,8 @@ class DistributedSemaphoreIntegrationTest {
     void aPermitsAttributeAdmitsThatManyCallsAtOnceAcrossTwoApplications() throws Exception {
         runTwo((a, b) -> {
             List<Interval> intervals = Collections.synchronizedList(new ArrayList<>());
-            ExecutorService pool = Executors.newFixedThreadPool(10);
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < 10; t++) {
-                Pool service = (t % 2 == 0 ? a : b).getBean(Pool.class);
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < 8; i++) {
-                        service.use("printers", intervals);
-                    }
-                    return null;
-                }));
-            }
-            try {
-                for (Future<?> future : futures) {
-                    future.get(2, TimeUnit.MINUTES);
-                }
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            } finally {
-                pool.shutdown();
-            }
+            List<Pool> services = List.of(a.getBean(Pool.class), b.getBean(Pool.class));
+            Concurrently.run(10, 8, thread -> services.get(thread % 2).use("printers", intervals));
             assertThat(intervals).hasSize(80);
             assertThat(maxConcurrency(intervals)).isEqualTo(3);
         });

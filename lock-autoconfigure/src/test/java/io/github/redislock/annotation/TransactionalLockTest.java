@@ -5,14 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.Test;
@@ -63,20 +60,7 @@ class TransactionalLockTest {
     void aSecondCallerReadsOnlyTheCommittedBalanceOfTheFirstSoNoUpdateIsLost() {
         runner("lost-updates").run(context -> {
             Accounts accounts = context.getBean(Accounts.class);
-            ExecutorService pool = Executors.newFixedThreadPool(8);
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < 8; t++) {
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < 10; i++) {
-                        accounts.deposit("acc-2", 1);
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> future : futures) {
-                future.get(2, TimeUnit.MINUTES);
-            }
-            pool.shutdown();
+            Concurrently.run(8, 10, thread -> accounts.deposit("acc-2", 1));
             assertThat(accounts.balance("acc-2")).isEqualTo(80);
         });
     }

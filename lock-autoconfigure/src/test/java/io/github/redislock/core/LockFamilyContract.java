@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -15,6 +14,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.Intervals;
 import io.github.redislock.test.PerTest;
 import org.junit.jupiter.api.Test;
@@ -59,7 +59,7 @@ abstract class LockFamilyContract {
         String counter = "{" + key + "}:counter";
         redis.opsForValue().set(counter, "0");
         List<Section> sections = Collections.synchronizedList(new ArrayList<>());
-        runThreads(8, 10, thread -> {
+        Concurrently.run(8, 10, thread -> {
             try (LockHandle handle = client(thread).acquireFair(key, THIRTY_SECONDS)) {
                 long enter = System.nanoTime();
                 incrementNonAtomically(counter);
@@ -76,7 +76,7 @@ abstract class LockFamilyContract {
         String counter = "{" + key + "}:counter";
         redis.opsForValue().set(counter, "0");
         List<Section> sections = Collections.synchronizedList(new ArrayList<>());
-        runThreads(8, 10, thread -> {
+        Concurrently.run(8, 10, thread -> {
             boolean write = ThreadLocalRandom.current().nextInt(3) == 0;
             try (MultiLockHandle handle = client(thread).acquireAll(List.of(key), THIRTY_SECONDS,
                     write ? LockMode.WRITE : LockMode.READ)) {
@@ -145,7 +145,7 @@ abstract class LockFamilyContract {
         int permits = 3;
         List<Section> sections = Collections.synchronizedList(new ArrayList<>());
         List<List<Long>> tokensPerThread = Collections.synchronizedList(new ArrayList<>());
-        runThreads(8, 8, new ThreadBody() {
+        Concurrently.run(8, 8, new Concurrently.Call() {
             final ThreadLocal<List<Long>> mine = ThreadLocal.withInitial(() -> {
                 List<Long> tokens = new ArrayList<>();
                 tokensPerThread.add(tokens);
@@ -219,30 +219,6 @@ abstract class LockFamilyContract {
         long value = Long.parseLong(redis.opsForValue().get(counter));
         Thread.sleep(1);
         redis.opsForValue().set(counter, Long.toString(value + 1));
-    }
-
-    interface ThreadBody {
-        void run(int thread) throws Exception;
-    }
-
-    /** Runs {@code body} {@code times} times on each of {@code threads} threads, all started together. */
-    void runThreads(int threads, int times, ThreadBody body) throws Exception {
-        CountDownLatch start = new CountDownLatch(1);
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            int thread = t;
-            futures.add(pool.submit((Callable<Void>) () -> {
-                start.await();
-                for (int i = 0; i < times; i++) {
-                    body.run(thread);
-                }
-                return null;
-            }));
-        }
-        start.countDown();
-        for (Future<?> future : futures) {
-            future.get(2, TimeUnit.MINUTES);
-        }
     }
 
     static void assertExclusiveSectionsNeverOverlapAndTokensRise(List<Section> sections) {

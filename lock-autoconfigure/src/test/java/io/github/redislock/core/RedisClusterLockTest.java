@@ -3,15 +3,11 @@ package io.github.redislock.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisCluster;
@@ -89,26 +85,7 @@ class RedisClusterLockTest {
     @Test
     void sixteenThreadsOverTwoClientsNeverLoseAnUpdate() throws Exception {
         redis.opsForValue().set("{counter}", "0");
-        ExecutorService pool = Executors.newFixedThreadPool(16);
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < 16; t++) {
-            RedisLockTemplate template = t % 2 == 0 ? first : second;
-            futures.add(pool.submit(() -> {
-                for (int i = 0; i < 10; i++) {
-                    template.execute("counter", LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
-                        long value = Long.parseLong(redis.opsForValue().get("{counter}"));
-                        Thread.sleep(1);
-                        redis.opsForValue().set("{counter}", Long.toString(value + 1));
-                        return null;
-                    });
-                }
-                return null;
-            }));
-        }
-        for (Future<?> future : futures) {
-            future.get(2, TimeUnit.MINUTES);
-        }
-        pool.shutdown();
+        incrementConcurrently(16, first, second, "counter");
         assertThat(redis.opsForValue().get("{counter}")).isEqualTo("160");
     }
 
@@ -132,27 +109,22 @@ class RedisClusterLockTest {
         }
         assertThat(mastersUsed).hasSize(3);
         redis.opsForValue().set("{lettuce-counter}", "0");
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < 8; t++) {
-            RedisLockTemplate template = t % 2 == 0 ? lettuceFirst : lettuceSecond;
-            futures.add(pool.submit(() -> {
-                for (int i = 0; i < 10; i++) {
-                    template.execute("lettuce-counter", LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
-                        long value = Long.parseLong(redis.opsForValue().get("{lettuce-counter}"));
-                        Thread.sleep(1);
-                        redis.opsForValue().set("{lettuce-counter}", Long.toString(value + 1));
-                        return null;
-                    });
-                }
-                return null;
-            }));
-        }
-        for (Future<?> future : futures) {
-            future.get(2, TimeUnit.MINUTES);
-        }
-        pool.shutdown();
+        incrementConcurrently(8, lettuceFirst, lettuceSecond, "lettuce-counter");
         assertThat(redis.opsForValue().get("{lettuce-counter}")).isEqualTo("80");
+    }
+
+    /**
+     * Ten non-atomic increments of the value at {@code {counter}} by each of {@code threads} threads, half of them on
+     * each client, each under the lock {@code counter}.
+     */
+    private static void incrementConcurrently(int threads, RedisLockTemplate one, RedisLockTemplate other, String counter) {
+        Concurrently.run(threads, 10, thread -> (thread % 2 == 0 ? one : other).execute(counter,
+                LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
+                    long value = Long.parseLong(redis.opsForValue().get("{" + counter + "}"));
+                    Thread.sleep(1);
+                    redis.opsForValue().set("{" + counter + "}", Long.toString(value + 1));
+                    return null;
+                }));
     }
 
     private static String masterOf(String key) {

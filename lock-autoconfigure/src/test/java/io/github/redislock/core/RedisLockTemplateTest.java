@@ -18,6 +18,7 @@ import java.util.concurrent.locks.Lock;
 import java.util.function.BooleanSupplier;
 
 import io.github.redislock.test.Await;
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
@@ -49,26 +50,13 @@ class RedisLockTemplateTest {
         redis.opsForValue().set(counter, "0");
         int threads = 16;
         int rounds = 25;
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            RedisLockTemplate template = templates.get(t % templates.size());
-            futures.add(pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    template.execute(key, LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
-                        long value = Long.parseLong(redis.opsForValue().get(counter));
-                        Thread.sleep(1); // widen the window a second holder would need
-                        redis.opsForValue().set(counter, Long.toString(value + 1));
-                        return null;
-                    });
-                }
-                return null;
-            }));
-        }
-        for (Future<?> future : futures) {
-            future.get(2, TimeUnit.MINUTES);
-        }
-        pool.shutdown();
+        Concurrently.run(threads, rounds, thread -> templates.get(thread % templates.size()).execute(key,
+                LockOptions.waitFor(Duration.ofSeconds(30)), lock -> {
+                    long value = Long.parseLong(redis.opsForValue().get(counter));
+                    Thread.sleep(1); // widen the window a second holder would need
+                    redis.opsForValue().set(counter, Long.toString(value + 1));
+                    return null;
+                }));
         assertThat(redis.opsForValue().get(counter)).isEqualTo(Integer.toString(threads * rounds));
         assertThat(first.diagnostics().localLockCount()).isZero();
     }
