@@ -123,6 +123,11 @@ final class RedisClients implements AutoCloseable {
 
     @Override
     public void close() {
+        closeAll(closeables);
+    }
+
+    /** Closes each of {@code closeables} in order, going on past any that fails, and forgets them. */
+    static void closeAll(List<AutoCloseable> closeables) {
         for (AutoCloseable closeable : closeables) {
             try {
                 closeable.close();

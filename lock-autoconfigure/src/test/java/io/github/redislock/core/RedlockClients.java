@@ -9,9 +9,6 @@ import java.util.function.UnaryOperator;
 
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Jedis clients on every node of a {@link RedisNodes}, and Redlock templates over them, closed together. */
@@ -34,15 +31,9 @@ final class RedlockClients implements AutoCloseable {
     }
 
     StringRedisTemplate client(RedisServerProcess node) {
-        JedisClientConfiguration config = JedisClientConfiguration.builder().connectTimeout(Duration.ofMillis(500))
-                .readTimeout(Duration.ofSeconds(1)).usePooling().build();
-        JedisConnectionFactory factory = new JedisConnectionFactory(
-                new RedisStandaloneConfiguration(node.host(), node.port()), config);
-        factory.getPoolConfig().setMaxTotal(64);
-        factory.afterPropertiesSet();
-        factory.start();
-        closeables.add(factory::destroy);
-        return new StringRedisTemplate(factory);
+        RedisClients nodeClients = new RedisClients(node);
+        closeables.add(nodeClients);
+        return nodeClients.redisTemplate();
     }
 
     RedlockTemplate template() {
@@ -64,13 +55,6 @@ final class RedlockClients implements AutoCloseable {
 
     @Override
     public void close() {
-        for (AutoCloseable closeable : closeables) {
-            try {
-                closeable.close();
-            } catch (Exception ignored) {
-                // best effort
-            }
-        }
-        closeables.clear();
+        RedisClients.closeAll(closeables);
     }
 }
