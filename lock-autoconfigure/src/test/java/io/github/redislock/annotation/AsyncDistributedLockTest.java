@@ -21,6 +21,7 @@ import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.test.Intervals.Interval;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterAll;
@@ -62,9 +63,6 @@ class AsyncDistributedLockTest {
                     assertThat(context).hasNotFailed();
                     test.accept(context);
                 });
-    }
-
-    record Interval(long enter, long exit) {
     }
 
     @Test

@@ -10,6 +10,7 @@ import java.util.function.BiConsumer;
 
 import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.Intervals;
+import io.github.redislock.test.Intervals.Interval;
 import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
@@ -42,10 +43,6 @@ class DistributedSemaphoreIntegrationTest {
             assertThat(b).hasNotFailed();
             test.accept(a, b);
         }));
-    }
-
-    /** One call's time inside its permit, by this JVM's clock. */
-    record Interval(long enter, long exit) {
     }
 
     public static class Pool {
@@ -84,7 +81,7 @@ class DistributedSemaphoreIntegrationTest {
             List<Pool> services = List.of(a.getBean(Pool.class), b.getBean(Pool.class));
             Concurrently.run(10, 8, thread -> services.get(thread % 2).use("printers", intervals));
             assertThat(intervals).hasSize(80);
-            assertThat(maxConcurrency(intervals)).isEqualTo(3);
+            assertThat(Intervals.maxConcurrency(intervals)).isEqualTo(3);
         });
     }
 
@@ -123,9 +120,5 @@ class DistributedSemaphoreIntegrationTest {
                 both[0].release();
             }
         });
-    }
-
-    static int maxConcurrency(List<Interval> intervals) {
-        return Intervals.maxConcurrency(intervals, Interval::enter, Interval::exit);
     }
 }

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.github.redislock.test.Intervals;
+import io.github.redislock.test.Intervals.Interval;
 import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
@@ -53,9 +54,6 @@ class AsyncHolderThreadsTest {
     @AfterAll
     static void stopWorkers() {
         workers.shutdownNow();
-    }
-
-    record Interval(long enter, long exit) {
     }
 
     private static RedisLockTemplate boundedTemplate(int maxHolders, Duration holderWait) {

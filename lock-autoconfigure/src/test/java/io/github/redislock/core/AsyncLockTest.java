@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.github.redislock.test.Intervals.Interval;
 import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
@@ -52,10 +53,6 @@ class AsyncLockTest {
     @AfterAll
     static void stopWorkers() {
         workers.shutdownNow();
-    }
-
-    /** An interval a critical section ran in, recorded by the work itself on its own thread. */
-    record Interval(long enter, long exit) {
     }
 
     @Test

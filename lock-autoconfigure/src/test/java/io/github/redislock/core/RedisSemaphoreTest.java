@@ -14,8 +14,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
+import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.Intervals;
+import io.github.redislock.test.Intervals.Interval;
 import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
@@ -39,12 +42,19 @@ class RedisSemaphoreTest {
     @PerTest
     String key;
 
-    /** One holder's time inside its permits, by this JVM's clock (all holders run in this JVM). */
-    record Interval(long enter, long exit) {
-    }
-
-    static int maxConcurrency(List<Interval> intervals) {
-        return Intervals.maxConcurrency(intervals, Interval::enter, Interval::exit);
+    /**
+     * Runs {@code threads} threads that each take a permit of {@code semaphoreOf} their thread number {@code rounds}
+     * times and hold it {@code holdMillis}, recording each holding in {@code intervals}.
+     */
+    private static void holdPermits(int threads, int rounds, long holdMillis, IntFunction<RedisSemaphore> semaphoreOf,
+            List<Interval> intervals) {
+        Concurrently.run(threads, rounds, thread -> {
+            try (PermitHandle permit = semaphoreOf.apply(thread).acquire(WAIT_30S)) {
+                long enter = System.nanoTime();
+                Thread.sleep(holdMillis);
+                intervals.add(new Interval(enter, System.nanoTime()));
+            }
+        });
     }
 
     @Test
@@ -54,27 +64,11 @@ class RedisSemaphoreTest {
         List<Interval> intervals = Collections.synchronizedList(new ArrayList<>());
         int threads = 12;
         int rounds = 10;
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            RedisSemaphore semaphore = templates.get(t % templates.size()).semaphore(key, 3);
-            futures.add(pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    try (PermitHandle permit = semaphore.acquire(WAIT_30S)) {
-                        long enter = System.nanoTime();
-                        Thread.sleep(5); // widen the window a fourth holder would need
-                        intervals.add(new Interval(enter, System.nanoTime()));
-                    }
-                }
-                return null;
-            }));
-        }
-        for (Future<?> future : futures) {
-            future.get(2, TimeUnit.MINUTES);
-        }
-        pool.shutdown();
+        List<RedisSemaphore> semaphores = templates.stream().map(template -> template.semaphore(key, 3)).toList();
+        // 5 ms: widen the window a fourth holder would need
+        holdPermits(threads, rounds, 5, thread -> semaphores.get(thread % semaphores.size()), intervals);
         assertThat(intervals).hasSize(threads * rounds);
-        assertThat(maxConcurrency(intervals)).isEqualTo(3);
+        assertThat(Intervals.maxConcurrency(intervals)).isEqualTo(3);
         assertThat(first.semaphore(key, 3).availablePermits()).isEqualTo(3);
     }
 
@@ -84,27 +78,11 @@ class RedisSemaphoreTest {
         int threads = 8;
         int rounds = 5;
         List<Interval> intervals = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
         long scriptsBefore = scriptCalls();
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            futures.add(pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    try (PermitHandle permit = semaphore.acquire(WAIT_30S)) {
-                        long enter = System.nanoTime();
-                        Thread.sleep(2); // the next thread finds the permit taken and waits for this release
-                        intervals.add(new Interval(enter, System.nanoTime()));
-                    }
-                }
-                return null;
-            }));
-        }
-        for (Future<?> future : futures) {
-            future.get(2, TimeUnit.MINUTES);
-        }
-        pool.shutdown();
+        // 2 ms: the next thread finds the permit taken and waits for this release
+        holdPermits(threads, rounds, 2, thread -> semaphore, intervals);
         double perAcquisition = (scriptCalls() - scriptsBefore) / (double) (threads * rounds);
-        assertThat(maxConcurrency(intervals)).isEqualTo(1);
+        assertThat(Intervals.maxConcurrency(intervals)).isEqualTo(1);
         // taking turns: a failed try, the try the release wakes, the release (3); woken all at once, the 7 waiting
         // threads would each try at every release (about 8)
         assertThat(perAcquisition).isLessThan(4.5);
@@ -116,27 +94,11 @@ class RedisSemaphoreTest {
         int threads = 8;
         int rounds = 10;
         List<Interval> intervals = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
         long scriptsBefore = scriptCalls();
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            futures.add(pool.submit(() -> {
-                for (int i = 0; i < rounds; i++) {
-                    try (PermitHandle permit = semaphore.acquire(WAIT_30S)) {
-                        long enter = System.nanoTime();
-                        Thread.sleep(2); // threads queue behind the two holders
-                        intervals.add(new Interval(enter, System.nanoTime()));
-                    }
-                }
-                return null;
-            }));
-        }
-        for (Future<?> future : futures) {
-            future.get(2, TimeUnit.MINUTES);
-        }
-        pool.shutdown();
+        // 2 ms: threads queue behind the two holders
+        holdPermits(threads, rounds, 2, thread -> semaphore, intervals);
         double perAcquisition = (scriptCalls() - scriptsBefore) / (double) (threads * rounds);
-        assertThat(maxConcurrency(intervals)).isEqualTo(2);
+        assertThat(Intervals.maxConcurrency(intervals)).isEqualTo(2);
         // handed over: the release is the next holder's acquisition (about 1 call per cycle); without the
         // hand-over each cycle costs its acquisition and its release, plus the failed tries of the queue's head (2-3)
         assertThat(perAcquisition).isLessThan(1.5);
@@ -189,7 +151,7 @@ class RedisSemaphoreTest {
             }
             pool.shutdown();
         }
-        assertThat(maxConcurrency(intervals)).isEqualTo(3);
+        assertThat(Intervals.maxConcurrency(intervals)).isEqualTo(3);
         assertThat(mine.availablePermits()).isEqualTo(3);
     }
 

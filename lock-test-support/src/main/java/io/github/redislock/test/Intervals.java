@@ -11,6 +11,15 @@ public final class Intervals {
     private Intervals() {
     }
 
+    /** When one critical section was entered and left, by this JVM's {@link System#nanoTime()}. */
+    public record Interval(long enter, long exit) {
+    }
+
+    /** The most of {@code intervals} that overlap at any instant; see {@link #maxConcurrency(Collection, ToLongFunction, ToLongFunction)}. */
+    public static int maxConcurrency(Collection<Interval> intervals) {
+        return maxConcurrency(intervals, Interval::enter, Interval::exit);
+    }
+
     /** The most intervals that overlap at any instant; at equal times an exit comes first, so touching ones do not. */
     public static <T> int maxConcurrency(Collection<T> intervals, ToLongFunction<T> enter, ToLongFunction<T> exit) {
         List<long[]> events = new ArrayList<>();
