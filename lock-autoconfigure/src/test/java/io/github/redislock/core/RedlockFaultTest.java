@@ -226,9 +226,12 @@ class RedlockFaultTest {
 
         try (LockHandle handle = template.acquire(KEY, LockOptions.tryOnce())) {
             assertThat(handle.isHeld()).isTrue();
-            for (RedisServerProcess node : nodes.nodes()) {
-                assertThat(node.command("GET", LOCK_KEY)).startsWith(template.clientId());
-            }
+            // without the retry every node's first call fails on its dropped connection and nothing is granted; with
+            // it a node still misses out when its retries do not fit in the node timeout (a loaded machine)
+            long granted = nodes.nodes().stream()
+                    .filter(node -> String.valueOf(node.command("GET", LOCK_KEY)).startsWith(template.clientId()))
+                    .count();
+            assertThat(granted).as("nodes holding it").isGreaterThanOrEqualTo(3);
         }
         for (RedisServerProcess node : nodes.nodes()) {
             assertThat(node.command("EXISTS", LOCK_KEY)).as("released on every node").isEqualTo("0");
