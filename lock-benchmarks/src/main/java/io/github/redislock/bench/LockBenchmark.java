@@ -514,15 +514,21 @@ public final class LockBenchmark {
             processes.add(process);
             outputs.add(new BufferedReader(new InputStreamReader(process.getInputStream())));
         }
-        for (BufferedReader out : outputs) { // each JVM started and warmed up
+        for (BufferedReader out : outputs) { // each JVM started and warmed up (or ended, saying why)
             for (String line; (line = out.readLine()) != null && !line.equals("ready");) {
-                // start-up logging
+                if (line.startsWith("worker-failed ")) {
+                    problems.add(name + ": a hot-key worker thread failed: " + line.substring(14));
+                }
             }
         }
         long scriptsBefore = scriptCalls(redis);
         for (Process process : processes) { // then all start their window together
-            process.getOutputStream().write("go\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            process.getOutputStream().flush();
+            try {
+                process.getOutputStream().write("go\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                process.getOutputStream().flush();
+            } catch (IOException e) {
+                // it ended already; reported below as a worker that reported nothing
+            }
         }
         long total = 0;
         List<Long> waits = new ArrayList<>();

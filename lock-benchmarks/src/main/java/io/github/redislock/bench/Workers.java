@@ -89,6 +89,13 @@ final class Workers {
                         }
                     }
                 });
+                // a thread that dies (in the warm-up, say) ends the JVM with a line saying why, so the controller,
+                // waiting for "ready" or "ops", is not left waiting for ever
+                worker.setUncaughtExceptionHandler((thread, e) -> {
+                    System.out.println("worker-failed " + e.toString().replace('\n', ' '));
+                    System.out.flush();
+                    Runtime.getRuntime().halt(2);
+                });
                 workers.add(worker);
                 worker.start();
             }
