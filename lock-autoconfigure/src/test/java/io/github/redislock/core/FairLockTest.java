@@ -252,12 +252,7 @@ class FairLockTest {
         // registered as a waiter and subscribed: it sleeps for a release notice, re-checking on its own only after 5 s
         awaitUntil(() -> redis.opsForZSet().score("redis-lock:{" + key + "}:waiters", second.clientId()) != null ? 1 : 0,
                 "the exclusive waiter's registration");
-        String channel = "redis-lock:wake:" + second.clientId();
-        awaitUntil(() -> {
-            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
-            return Long.parseLong(reply.get(reply.size() - 1).trim());
-        }, "the exclusive waiter's subscription");
-        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
+        awaitSubscription(second);
         long releasedAt = System.nanoTime();
         fair.release();
         exclusive.get(20, TimeUnit.SECONDS);
@@ -305,12 +300,7 @@ class FairLockTest {
             return new long[] {handle.fencingToken(), heldAfterLoss ? 1 : 0};
         });
         awaitQueueLength(1);
-        String channel = "redis-lock:wake:" + waiting.clientId();
-        awaitUntil(() -> {
-            List<String> reply = server.command("PUBSUB", "NUMSUB", channel).lines().toList();
-            return Long.parseLong(reply.get(reply.size() - 1).trim());
-        }, "the waiter's subscription");
-        Thread.sleep(300); // woken once the subscription is up, it looked again and went back to sleep
+        awaitSubscription(waiting);
         held.release();
         long handedOverToken = Long.parseLong(redis.opsForValue().get(lockKey + ":fence"));
 
