@@ -364,6 +364,11 @@ public final class RedisLockTemplate implements AutoCloseable {
         return subscriber.isListening();
     }
 
+    /** The reading threads in this client's open read share of {@code key}; {@code 0} when none is open (for tests). */
+    int readShareReaders(String key) {
+        return readWrite.shareReaders(key);
+    }
+
     /** A release of {@code key} was published to this client: wakes its contenders for the key, of either lock type. */
     private void wake(String key) {
         if (!fairLocks.wake(key)) { // a fair hand-over names one waiting thread; otherwise the key's waiters look again

@@ -118,6 +118,8 @@ class ReadShareTest {
             return locked;
         });
         awaitKey("redis-lock:{" + key + "}:rw:writers-waiting");
+        // the writer's notice closes the share well before a renewal (a third of the 30 s lease) would
+        Await.until(() -> first.readShareReaders(key) == 0, Duration.ofSeconds(5), "the writer's notice to close the share");
         // the share is still held in Redis, but a writer waits: a new thread of this client must not join it
         Future<Boolean> late = pool.submit(() -> {
             boolean locked = mine.readLock().tryLock(300, TimeUnit.MILLISECONDS);
