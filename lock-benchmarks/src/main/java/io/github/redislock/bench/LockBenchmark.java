@@ -67,6 +67,8 @@ public final class LockBenchmark {
     /** Appended to a scenario's name in its rows: "" for one Redis, " Redlock 5 nodes" over independent masters. */
     private String variant = "";
     private final List<String> problems = new ArrayList<>();
+    /** The shortest and longest warm-up of a hot-key worker JVM (S3 across JVMs, S7), in ms. */
+    private final long[] workerWarmUpMillis = {Long.MAX_VALUE, 0};
     /** The Redis every scenario runs on, for counting the commands a scenario sends. */
     private RedisServerProcess redis;
 
@@ -519,6 +521,11 @@ public final class LockBenchmark {
                 if (line.startsWith("worker-failed ")) {
                     problems.add(name + ": a hot-key worker thread failed: " + line.substring(14));
                 }
+                if (line.startsWith("warmed-up ")) {
+                    long millis = Long.parseLong(line.substring(10).trim());
+                    workerWarmUpMillis[0] = Math.min(workerWarmUpMillis[0], millis);
+                    workerWarmUpMillis[1] = Math.max(workerWarmUpMillis[1], millis);
+                }
             }
         }
         long scriptsBefore = scriptCalls(redis);
@@ -772,6 +779,13 @@ public final class LockBenchmark {
                   (each critical section a non-atomic GET/SET of a shared Redis counter). "Wait" is from calling `lock()`
                   to holding the lock, over every acquisition of the 16 threads: with 16 in the queue it is about 15
                   hold-and-hand-over cycles, so its p50 follows the ops/s and its p99 shows how even the turns are.
+                - **Worker JVMs warm up until their JIT compiler settles** (S3 across JVMs, S7): lock, GET, SET and
+                  unlock on a shared warm-up key until compiling took under 2 % of the latest half second, at least
+                  one window and at most 20 s (this run: {worker-warm-up}). Until 2026-11-26 they warmed up for one
+                  window, without the critical section's GET and SET, and 4 JVMs still compiling on 2 cores measured
+                  the compiler more than the lock: every contender ran at a third to a half of the speed it kept up
+                  over an 8 s window, the Netty-based clients (Lettuce, Redisson) slowest, which flattered our Jedis
+                  ratios.
                 - **S8.** 16 threads in one JVM on one `ReadWriteLock`, each operation a read (9 in 10) or a write, chosen
                   by a seeded random per thread; ours `readWriteLock(key)`, Redisson's `getReadWriteLock(key)`.
                 - **S9.** 16 threads in one JVM on one semaphore of 4 permits, each taking one permit and giving it back;
@@ -785,7 +799,9 @@ public final class LockBenchmark {
                 - Spring Integration 7.1 first tries `DELEX`, a Redis 8 command, to unlock; on this Redis 7.0 the
                   first unlock of each registry fails over to a Lua script (logged once), with no lasting cost.
                 - The machine has 2 cores; the worker JVMs of the cross-JVM scenario share them with Redis.
-                """);
+                """.replace("{worker-warm-up}", workerWarmUpMillis[1] == 0 ? "no worker JVM ran"
+                        : String.format(Locale.ROOT, "%.1f to %.1f s", workerWarmUpMillis[0] / 1000.0,
+                                workerWarmUpMillis[1] / 1000.0)));
         if (!problems.isEmpty()) {
             md.append("\n## Problems seen in this run\n\n");
             problems.forEach(p -> md.append("- ").append(p).append('\n'));

@@ -2,11 +2,15 @@ package io.github.redislock.bench;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 
@@ -20,8 +24,8 @@ final class Workers {
     }
 
     /**
-     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair]}: warms up,
-     * prints {@code ready}, starts its window at the first line on standard input, prints {@code ops <count>}. With
+     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair]}: warms up
+     * until its JIT compiler settles ({@link #warmUpUntilCompiled}), prints {@code warmed-up <ms>} and {@code ready}, starts its window at the first line on standard input, prints {@code ops <count>}. With
      * {@code fair} it takes the library's fair lock and also prints {@code waits <µs> <µs> ...}: how long each
      * acquisition in the window waited.
      */
@@ -38,6 +42,9 @@ final class Workers {
         try (Contender contender = Contender.create(name, port)) {
             AtomicLong total = new AtomicLong();
             List<long[]> waitsPerThread = new ArrayList<>();
+            String warmUpCounterKey = counterKey + ":warm-up";
+            counter.opsForValue().set(warmUpCounterKey, "0");
+            AtomicBoolean warming = new AtomicBoolean(true);
             CountDownLatch warmedUp = new CountDownLatch(threads);
             CountDownLatch go = new CountDownLatch(1);
             List<Thread> workers = new ArrayList<>();
@@ -50,14 +57,18 @@ final class Workers {
                         warmUp.lock();
                         warmUp.unlock();
                     }
-                    // then as long as a window on one key shared by every thread and worker JVM: the wait, the
+                    // then on one key shared by every thread and worker JVM until the JIT settles: the wait, the
                     // release notice and the hand-over are compiled too (a client on Netty, Lettuce or Redisson,
                     // measured cold, spent most of a 1.5 s window compiling them: tens of operations per second)
                     Lock sharedWarmUp = fair ? contender.fairLock(key + ":warm-up") : contender.lock(key + ":warm-up");
-                    long warmUpEnd = System.nanoTime() + windowNanos;
-                    while (System.nanoTime() < warmUpEnd) {
+                    while (warming.get()) {
                         sharedWarmUp.lock();
-                        sharedWarmUp.unlock();
+                        try { // the window's critical section too: its Spring Data Redis path is compiled as well
+                            long value = Long.parseLong(counter.opsForValue().get(warmUpCounterKey));
+                            counter.opsForValue().set(warmUpCounterKey, Long.toString(value + 1));
+                        } finally {
+                            sharedWarmUp.unlock();
+                        }
                     }
                     warmedUp.countDown();
                     awaitQuietly(go);
@@ -99,7 +110,10 @@ final class Workers {
                 workers.add(worker);
                 worker.start();
             }
+            long warmUpMillis = warmUpUntilCompiled(windowNanos);
+            warming.set(false);
             warmedUp.await();
+            System.out.println("warmed-up " + warmUpMillis);
             System.out.println("ready");
             // the controller answers once every worker JVM is ready: all start their window together
             new BufferedReader(new InputStreamReader(System.in)).readLine();
@@ -121,6 +135,34 @@ final class Workers {
             counterConnection.destroy();
         }
         System.exit(0);
+    }
+
+    /** The longest warm-up of a hot-key worker JVM, whatever its JIT compiler is still doing by then. */
+    static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(20);
+
+    /**
+     * Waits while the worker threads warm up, at least {@code minNanos}, until the JIT compiler has settled: it spent
+     * under 2 % of the latest half second compiling (or {@link #MAX_WARM_UP_NANOS} passed). A window measured while
+     * 4 JVMs still compile on 2 cores measures the compiler: Netty-based clients (Lettuce, Redisson) compiled their
+     * hot paths for 5-20 s there. A window of 1.5 s after a warm-up of 1.5 s (which left out the critical section's
+     * GET and SET) ran at a third to a half of the speed the same contenders kept up over 8 s.
+     *
+     * @return how long the warm-up took, in ms
+     */
+    static long warmUpUntilCompiled(long minNanos) throws InterruptedException {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long start = System.nanoTime();
+        long compiled = jit.getTotalCompilationTime();
+        while (true) {
+            Thread.sleep(500);
+            long now = System.nanoTime();
+            long compiledNow = jit.getTotalCompilationTime();
+            boolean settled = compiledNow - compiled <= 10;
+            compiled = compiledNow;
+            if ((settled && now - start >= minNanos) || now - start >= MAX_WARM_UP_NANOS) {
+                return TimeUnit.NANOSECONDS.toMillis(now - start);
+            }
+        }
     }
 
     /**
