@@ -1,5 +1,9 @@
 package io.github.redislock.core;
 
+import static io.github.redislock.core.ScriptRunner.NONE;
+import static io.github.redislock.core.ScriptRunner.ONE;
+import static io.github.redislock.core.ScriptRunner.ZERO;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -67,9 +71,6 @@ final class LockScripts {
     private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.bytes(FENCE_GRACE);
     private static final byte[] CLIENTS_WOKEN_PER_RELEASE_BYTES = ScriptRunner.bytes(CLIENTS_WOKEN_PER_RELEASE);
     private static final byte[] TURN_MILLIS_BYTES = ScriptRunner.bytes(TURN_MILLIS);
-    private static final byte[] ONE = ScriptRunner.bytes("1");
-    private static final byte[] ZERO = ScriptRunner.bytes("0");
-    private static final byte[] NONE = new byte[0];
     private static final byte[] EXACT = ScriptRunner.bytes("exact");
     private static final byte[] READ = ScriptRunner.bytes("read");
     private static final byte[] WRITE = ScriptRunner.bytes("write");

@@ -47,6 +47,11 @@ import org.springframework.util.ClassUtils;
  */
 final class ScriptRunner {
 
+    /** The script arguments the lock types share, encoded once (never written to). */
+    static final byte[] ONE = bytes("1");
+    static final byte[] ZERO = bytes("0");
+    static final byte[] NONE = new byte[0];
+
     private static final Logger log = LoggerFactory.getLogger(ScriptRunner.class);
     private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
             ScriptRunner.class.getClassLoader());

@@ -1,5 +1,9 @@
 package io.github.redislock.core;
 
+import static io.github.redislock.core.ScriptRunner.NONE;
+import static io.github.redislock.core.ScriptRunner.ONE;
+import static io.github.redislock.core.ScriptRunner.ZERO;
+
 import java.time.Duration;
 import java.util.List;
 
@@ -36,9 +40,6 @@ final class SemaphoreScripts {
     private static final byte[] RETENTION_BYTES = ScriptRunner.bytes(RETENTION);
     private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.bytes(FENCE_GRACE);
     private static final byte[] THREADS_WOKEN_PER_RELEASE_BYTES = ScriptRunner.bytes(THREADS_WOKEN_PER_RELEASE);
-    private static final byte[] ONE = ScriptRunner.bytes("1");
-    private static final byte[] ZERO = ScriptRunner.bytes("0");
-    private static final byte[] NONE = new byte[0];
 
     private final ScriptRunner redis;
     private final RedisLockKeys keys;

@@ -14,6 +14,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
+import io.github.redislock.test.Await;
 import io.github.redislock.test.Concurrently;
 import io.github.redislock.test.Intervals;
 import io.github.redislock.test.PerTest;
@@ -237,12 +238,6 @@ abstract class LockFamilyContract {
     }
 
     static void awaitUntil(BooleanSupplier condition, String what) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(2);
-        }
+        Await.until(condition, Duration.ofSeconds(10), what);
     }
 }

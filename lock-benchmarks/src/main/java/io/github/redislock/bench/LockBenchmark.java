@@ -312,7 +312,10 @@ public final class LockBenchmark {
         long[] counter = {0};
         Throughput run = runThreads(16, thread -> contender.lock("s3:" + contender.name), counter);
         results.add("S3" + variant + " ops/s (16 threads, 1 JVM, one key)", contender.name, run.perSecond());
-        results.add("S3" + variant + " Redis script calls per operation (16 threads, 1 JVM, one key)", contender.name, run.scriptsPerOperation());
+        if (variant.isEmpty()) { // the calls are counted on the one Redis, not on the Redlock nodes
+            results.add("S3 Redis script calls per operation (16 threads, 1 JVM, one key)", contender.name,
+                    run.scriptsPerOperation());
+        }
     }
 
     /**
@@ -758,6 +761,10 @@ public final class LockBenchmark {
                   on every call of a resource-backed script, so the scripts are now read into memory once.) The
                   figures move a lot between runs on this shared 2-core machine: loopback round trips alone took
                   from about 11 µs to over 75 µs on different days.
+                - **S1 on Lettuce.** Our lock+unlock on Lettuce costs about what Spring Data Redis's own two EVALSHA
+                  calls cost on Lettuce (the floor rows). What it pays above Jedis is Lettuce's event loop: each call
+                  is handed to that thread to be written, and its reply completed there, two thread wake-ups per
+                  call (the reply spin saves the second on a quiet machine), which Redisson's Netty client pays too.
                 - **S3 in one JVM.** Threads of one JVM queue in a *fair* local lock, so a thread that just released
                   cannot barge ahead of threads already waiting. A release hands the Redis lock to the next queued
                   thread in one script call that also reserves 100 fencing tokens; for 2 ms after it the lock passes
@@ -766,7 +773,10 @@ public final class LockBenchmark {
                   by the next release through Redis, at most 2 ms later.
                 - **S3 across JVMs.** Here a release wakes the two longest-waiting clients only; Redisson publishes each
                   release to every subscribed client, and Spring Integration's spin lock polls (its waiters sleep up to 100 ms between tries,
-                  which shows in its S4 hand-off).
+                  which shows in its S4 hand-off). Spring Integration's registries can beat ours here: a thread of the
+                  releasing JVM, queued in the registry's local lock, retakes the Redis lock before other JVMs' waiters
+                  hear of the release, so the lock stays in one JVM in bursts (fast, and unfair across JVMs). Ours
+                  gives the lock to a waiting client of another JVM within 2 ms of its turn starting.
                 - **S4 fair.** The same hand-off with our `fairLock(key)` and Redisson's `getFairLock(key)`: the release
                   grants the lock to the head of the queue in its script and publishes the grant to the waiter's client.
                 - **S4.** Spring Integration's spin lock hands over only when its waiter's next poll comes round.
