@@ -278,6 +278,12 @@ public final class RedlockTemplate implements AutoCloseable {
         return locals.size();
     }
 
+    /** How many threads of this JVM wait in its queue for {@code key} (for tests). */
+    int queuedThreads(String key) {
+        Local local = locals.get(key);
+        return local == null ? 0 : local.mutex.getQueueLength();
+    }
+
     /** How many held locks the watchdog renews now; zero once nothing is held. */
     public int scheduledRenewalCount() {
         return renewing.size();
@@ -571,7 +577,6 @@ public final class RedlockTemplate implements AutoCloseable {
         };
     }
 
-    /** The in-memory queue of one key: threads of this JVM take the mutex before they go to the nodes. */
     /** A node announced a release of {@code key} to this client: its waiting thread for the key tries again now. */
     private void wake(String key) {
         Local local = locals.get(key);
@@ -585,9 +590,16 @@ public final class RedlockTemplate implements AutoCloseable {
         locals.values().forEach(Local::released);
     }
 
+    /** The in-memory queue of one key: threads of this JVM take the mutex before they go to the nodes. */
     private static final class Local {
 
-        final ReentrantLock mutex = new ReentrantLock();
+        /**
+         * Fair: a thread that releases and asks again at once queues behind the threads already waiting. Unfair, it
+         * took the mutex straight back while the woken waiter was still being scheduled, and one thread of a JVM could
+         * starve another for its whole wait (the fault suite saw a thread give up after 5 s while the other thread of
+         * its JVM took the lock nine times).
+         */
+        final ReentrantLock mutex = new ReentrantLock(true);
         /** Releases announced for the key; guarded by {@code announced} (not a monitor: no virtual-thread pinning). */
         private long releases;
         private final ReentrantLock announced = new ReentrantLock();

@@ -101,6 +101,32 @@ class RedlockTemplateTest {
     }
 
     @Test
+    void aThreadThatReleasesAndAsksAgainAtOnceQueuesBehindTheThreadOfItsJvmAlreadyWaiting() throws Exception {
+        RedlockTemplate template = clients.template();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        try {
+            LockHandle first = template.acquire(key, LockOptions.tryOnce());
+            Future<?> other = pool.submit(() -> {
+                try (LockHandle handle = template.acquire(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                    order.add("waiting thread");
+                }
+                return null;
+            });
+            Await.until(() -> template.queuedThreads(key) == 1, Duration.ofSeconds(10), "the other thread to queue");
+            first.close();
+            // asks again at once, as a worker loop does: it must not take the key back from the waiting thread
+            try (LockHandle again = template.acquire(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                order.add("releasing thread");
+            }
+            other.get(30, TimeUnit.SECONDS);
+            assertThat(order).containsExactly("waiting thread", "releasing thread");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void theLockIsHeldOnEveryNodeAndItsTokenIsRecordedInEveryNodesCounter() throws InterruptedException {
         RedlockTemplate template = clients.template();
         try (LockHandle handle = template.acquire(key, LockOptions.tryOnce())) {
