@@ -597,7 +597,7 @@ public final class RedlockTemplate implements AutoCloseable {
          * Fair: a thread that releases and asks again at once queues behind the threads already waiting. Unfair, it
          * took the mutex straight back while the woken waiter was still being scheduled, and one thread of a JVM could
          * starve another for its whole wait (the fault suite saw a thread give up after 5 s while the other thread of
-         * its JVM took the lock nine times).
+         * its JVM took the lock twelve times).
          */
         final ReentrantLock mutex = new ReentrantLock(true);
         /** Releases announced for the key; guarded by {@code announced} (not a monitor: no virtual-thread pinning). */

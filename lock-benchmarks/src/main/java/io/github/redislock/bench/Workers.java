@@ -25,7 +25,8 @@ final class Workers {
 
     /**
      * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair]}: warms up
-     * until its JIT compiler settles ({@link #warmUpUntilCompiled}), prints {@code warmed-up <ms>} and {@code ready}, starts its window at the first line on standard input, prints {@code ops <count>}. With
+     * until its JIT compiler settles ({@link #warmUpUntilCompiled}), prints {@code warmed-up <ms>} and {@code ready},
+     * starts its window at the first line on standard input, prints {@code ops <count>}. With
      * {@code fair} it takes the library's fair lock and also prints {@code waits <µs> <µs> ...}: how long each
      * acquisition in the window waited.
      */
@@ -64,8 +65,7 @@ final class Workers {
                     while (warming.get()) {
                         sharedWarmUp.lock();
                         try { // the window's critical section too: its Spring Data Redis path is compiled as well
-                            long value = Long.parseLong(counter.opsForValue().get(warmUpCounterKey));
-                            counter.opsForValue().set(warmUpCounterKey, Long.toString(value + 1));
+                            increment(counter, warmUpCounterKey);
                         } finally {
                             sharedWarmUp.unlock();
                         }
@@ -85,9 +85,7 @@ final class Workers {
                             waits[(int) ops] = System.nanoTime() - asked;
                         }
                         try {
-                            // GET then SET: not atomic, only the lock keeps the shared counter exact
-                            long value = Long.parseLong(counter.opsForValue().get(counterKey));
-                            counter.opsForValue().set(counterKey, Long.toString(value + 1));
+                            increment(counter, counterKey);
                         } finally {
                             lock.unlock();
                         }
@@ -137,8 +135,16 @@ final class Workers {
         System.exit(0);
     }
 
+    /** The critical section: GET then SET, not atomic, so only the lock keeps the shared counter exact. */
+    private static void increment(StringRedisTemplate counter, String key) {
+        long value = Long.parseLong(counter.opsForValue().get(key));
+        counter.opsForValue().set(key, Long.toString(value + 1));
+    }
+
     /** The longest warm-up of a hot-key worker JVM, whatever its JIT compiler is still doing by then. */
     static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(20);
+    /** Settled: at most this much compiling (2 %) in the latest half second. */
+    private static final long SETTLED_COMPILE_MILLIS = 10;
 
     /**
      * Waits while the worker threads warm up, at least {@code minNanos}, until the JIT compiler has settled: it spent
@@ -157,7 +163,7 @@ final class Workers {
             Thread.sleep(500);
             long now = System.nanoTime();
             long compiledNow = jit.getTotalCompilationTime();
-            boolean settled = compiledNow - compiled <= 10;
+            boolean settled = compiledNow - compiled <= SETTLED_COMPILE_MILLIS;
             compiled = compiledNow;
             if ((settled && now - start >= minNanos) || now - start >= MAX_WARM_UP_NANOS) {
                 return TimeUnit.NANOSECONDS.toMillis(now - start);
