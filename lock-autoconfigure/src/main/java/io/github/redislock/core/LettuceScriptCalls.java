@@ -28,7 +28,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Spring Data Redis does, and a failure is translated by the factory's own exception translator, so callers see the same
  * {@link DataAccessException}s as through a template.
  * <p>
- * A reply is awaited by {@link ReplyWait}: a lone call spins briefly before it parks, because on Lettuce the
+ * A reply is awaited by {@link ReplyWait}: a lone call spins on it (up to 500 µs) before it parks, because on Lettuce the
  * reply arrives on Netty's event loop thread and waking a parked caller costs more than the round trip itself.
  * <p>
  * Only for a factory that shares its native connection (Spring Boot's default); without sharing, Spring Data Redis
@@ -128,34 +128,53 @@ final class LettuceScriptCalls {
 
     /**
      * How a calling thread waits for a script's reply. Lettuce completes the reply on its event loop thread; a parked
-     * caller is then woken by the kernel and scheduled again, which on a small machine costs as much as a loopback
-     * round trip (measured on 2 cores: two EVALSHA of {@code return 1} took 115-224 µs parked and 50-95 µs spinning).
-     * So a call spins on the reply for up to {@link #SPIN_NANOS} (100 µs) before it parks, but only when spinning can pay:
+     * caller is then woken by the kernel and scheduled again, which on a small machine costs more than a loopback
+     * round trip, and a caller that parks leaves its core idle, which makes the next wake-up slow too. Measured on the
+     * 2-core test machine, two EVALSHA of {@code return 1} one after the other (p50 of 2,000):
+     * <ul>
+     *     <li>parked at once: 130-240 µs;</li>
+     *     <li>spinning up to 100 µs: 63-150 µs, but 3-10 % of the replies came later than the spin, and such a call pays
+     *     the spin and the wake-up both;</li>
+     *     <li>spinning up to 500 µs: 50-106 µs, with no reply later than the spin once warmed up.</li>
+     * </ul>
+     * So a call spins on the reply for up to {@link #SPIN_NANOS} (500 µs) before it parks, but only when spinning can
+     * pay:
      * <ul>
      *     <li>it is the only lock call of this connection in flight; with several, the event loop is busy with their
      *     replies and a spinning caller would take the CPU it needs (measured: 16 threads lost up to half their
      *     throughput when every caller spun);</li>
      *     <li>recent spins mostly saw their reply arrive: when the machine is busy, replies come later than the spin
      *     and the spinning stops, probed again every {@link #PROBE_EVERY}th call;</li>
+     *     <li>the JVM has more than one processor: on one, the event loop thread can only complete the reply once the
+     *     spinning caller is taken off the CPU;</li>
      *     <li>not on a virtual thread, whose carrier would be kept from other virtual threads.</li>
      * </ul>
-     * A spin is bounded, so the worst case is {@link #SPIN_NANOS} of one core's time per call on a loaded machine.
+     * A spin costs the calling thread's CPU for as long as the reply takes (the benchmark's S1 reports it per
+     * lock+unlock). It is bounded, and replies later than the bound stop it: once spinning stopped, the cost is one
+     * {@link #SPIN_NANOS} probe per {@link #PROBE_EVERY} calls.
      */
     static final class ReplyWait {
 
-        static final long SPIN_NANOS = 100_000;
+        static final long SPIN_NANOS = 500_000;
         static final int PROBE_EVERY = 64;
         private static final int MAX_CREDIT = 16;
         private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
         private final long spinNanos;
+        /** Whether spinning can pay at all: another processor can run the event loop meanwhile. */
+        private final boolean multiprocessor;
         private final AtomicInteger inFlight = new AtomicInteger();
         /** Spins that saw their reply add one, spins that ran out take four; at zero the caller parks at once. */
         private volatile int credit = MAX_CREDIT;
         private volatile int parkedCalls;
 
         ReplyWait(long spinNanos) {
+            this(spinNanos, Runtime.getRuntime().availableProcessors());
+        }
+
+        ReplyWait(long spinNanos, int processors) {
             this.spinNanos = spinNanos;
+            this.multiprocessor = processors > 1;
         }
 
         /** Counts a call as in flight; returns whether it is the only one. Pair with {@link #done()}. */
@@ -180,6 +199,9 @@ final class LettuceScriptCalls {
         }
 
         private boolean shouldSpin() {
+            if (!multiprocessor) {
+                return false;
+            }
             if (credit == 0) {
                 int parked = parkedCalls + 1;
                 parkedCalls = parked;

@@ -22,7 +22,7 @@ class ReplyWaitTest {
 
     private final ScheduledExecutorService replier = Executors.newSingleThreadScheduledExecutor();
     /** A long spin, so "quick" and "late" do not depend on how busy the machine running the test is. */
-    private final LettuceScriptCalls.ReplyWait wait = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200));
+    private final LettuceScriptCalls.ReplyWait wait = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 2);
     private static final long LATE = TimeUnit.MILLISECONDS.toNanos(300);
     private static final long QUICK = TimeUnit.MICROSECONDS.toNanos(5);
 
@@ -59,6 +59,16 @@ class ReplyWaitTest {
     }
 
     @Test
+    void onOneProcessorACallParksAtOnce() {
+        LettuceScriptCalls.ReplyWait oneProcessor = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 1);
+        int start = oneProcessor.credit();
+        for (int i = 0; i < 3; i++) {
+            assertThat(call(oneProcessor, LATE, true)).isEqualTo(7L);
+        }
+        assertThat(oneProcessor.credit()).as("no spin ran, so none ran out").isEqualTo(start);
+    }
+
+    @Test
     void quickRepliesKeepTheSpinning() {
         call(LATE, true);
         int afterOneRunOut = wait.credit();
@@ -80,6 +90,10 @@ class ReplyWaitTest {
 
     /** A reply that the "event loop" completes {@code afterNanos} from now, awaited as a lock call would. */
     private Long call(long afterNanos, boolean alone) {
+        return call(wait, afterNanos, alone);
+    }
+
+    private Long call(LettuceScriptCalls.ReplyWait wait, long afterNanos, boolean alone) {
         AsyncCommand<byte[], byte[], Long> reply = new AsyncCommand<>(
                 new Command<>(CommandType.EVALSHA, new IntegerOutput<>(ByteArrayCodec.INSTANCE)));
         replier.schedule(() -> {

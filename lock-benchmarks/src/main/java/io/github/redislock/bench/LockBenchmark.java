@@ -761,10 +761,14 @@ public final class LockBenchmark {
                   on every call of a resource-backed script, so the scripts are now read into memory once.) The
                   figures move a lot between runs on this shared 2-core machine: loopback round trips alone took
                   from about 11 µs to over 75 µs on different days.
-                - **S1 on Lettuce.** Our lock+unlock on Lettuce costs about what Spring Data Redis's own two EVALSHA
-                  calls cost on Lettuce (the floor rows). What it pays above Jedis is Lettuce's event loop: each call
-                  is handed to that thread to be written, and its reply completed there, two thread wake-ups per
-                  call (the reply spin saves the second on a quiet machine), which Redisson's Netty client pays too.
+                - **S1 on Lettuce.** Lettuce hands each call to its event loop thread to be written and completes the
+                  reply there, so a caller that parks on the reply pays a thread wake-up per call on top of the round
+                  trip; Spring Data Redis's own two EVALSHA calls (the floor row) do. Ours spins on the reply for up to
+                  500 µs when it is the only lock call in flight, which keeps the caller's core busy and the reply's
+                  way short: faster than the Lettuce floor, often faster than Jedis, whose caller sleeps in the
+                  kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
+                  Until 2026-11-26 the spin was at most 100 µs: on this machine 3-10 % of the replies came later, and
+                  S1 on Lettuce was 1.0-1.4× Redisson's.
                 - **S3 in one JVM.** Threads of one JVM queue in a *fair* local lock, so a thread that just released
                   cannot barge ahead of threads already waiting. A release hands the Redis lock to the next queued
                   thread in one script call that also reserves 100 fencing tokens; for 2 ms after it the lock passes
