@@ -97,12 +97,19 @@ abstract class Contender implements AutoCloseable {
     /** Our template, on the given client's connections (Jedis or Lettuce). */
     static final class Ours extends Contender {
         private final DisposableBean factory;
+        private final RedisConnectionFactory connections;
         final RedisLockTemplate template;
 
         <F extends RedisConnectionFactory & DisposableBean> Ours(String name, F factory) {
             super(name);
             this.factory = factory;
+            this.connections = factory;
             template = new RedisLockTemplate(new StringRedisTemplate(factory));
+        }
+
+        /** The connection factory the template runs on. */
+        RedisConnectionFactory connections() {
+            return connections;
         }
 
         @Override
