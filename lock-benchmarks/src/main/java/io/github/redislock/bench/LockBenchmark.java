@@ -232,11 +232,10 @@ public final class LockBenchmark {
      */
     private void uncontended(Contender contender, int round) {
         Lock lock = contender.lock("s1:" + contender.name);
-        Floor floor = variant.isEmpty() && contender instanceof Contender.Ours ours ? new Floor(ours.connections()) : null;
         int warmup = round == 1 ? 10_000 : 2_000; // later rounds run code this JVM has compiled already
-        int samples = (int) (2500 * seconds);
-        int perBlock = samples / S1_BLOCKS;
-        samples = perBlock * S1_BLOCKS;
+        int perBlock = (int) (2500 * seconds) / S1_BLOCKS;
+        int samples = perBlock * S1_BLOCKS;
+        Floor floor = variant.isEmpty() && contender instanceof Contender.Ours ours ? new Floor(ours.connections(), samples) : null;
         for (int i = 0; i < warmup; i++) {
             lock.lock();
             lock.unlock();
@@ -300,11 +299,13 @@ public final class LockBenchmark {
                 "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", Long.class);
 
         private final StringRedisTemplate redis;
-        private long[] evalSha = new long[0];
-        private long[] minimal = new long[0];
+        private final long[] evalSha;
+        private final long[] minimal;
 
-        Floor(RedisConnectionFactory factory) {
+        Floor(RedisConnectionFactory factory, int samples) {
             redis = new StringRedisTemplate(factory);
+            evalSha = new long[samples];
+            minimal = new long[samples];
         }
 
         void warmUp(int times) {
@@ -315,9 +316,8 @@ public final class LockBenchmark {
             }
         }
 
+        /** Measures samples {@code from} to {@code from + count} of each, after a few unmeasured calls. */
         void measure(int from, int count) {
-            evalSha = Arrays.copyOf(evalSha, from + count);
-            minimal = Arrays.copyOf(minimal, from + count);
             warmUp(S1_BLOCK_WARM_UP / 2);
             for (int i = from; i < from + count; i++) {
                 long t = System.nanoTime();
