@@ -809,9 +809,8 @@ public final class LockBenchmark {
                   reply there, so a caller that parks on the reply pays a thread wake-up per call on top of the round
                   trip; Spring Data Redis's own two EVALSHA calls (the floor row) do. Ours spins on the reply for up to
                   500 µs (yielding the processor on every turn) when it is the only lock call in flight, which keeps
-                  the caller's core awake and the reply's
-                  way short: faster than the Lettuce floor, often faster than Jedis, whose caller sleeps in the
-                  kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
+                  the caller's core awake and the reply's way short: faster than the Lettuce floor, often faster than
+                  Jedis, whose caller sleeps in the kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
                   Until 2026-11-26 the spin was at most 100 µs: on this machine 3-10 % of the replies came later, and
                   S1 on Lettuce was 1.0-1.4× Redisson's.
                 - **S3 in one JVM.** Threads of one JVM queue in a *fair* local lock, so a thread that just released
