@@ -158,6 +158,42 @@ class FairLockTest {
     }
 
     @Test
+    void handOversInQuickSuccessionShareOneConfirmationSweepAndEachStillHeldIsConfirmedInTime() throws Exception {
+        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        long[] firstHeldNanos = new long[1];
+        Future<?> brief = pool.submit(() -> {
+            LockHandle handle = second.acquireFair(key, THIRTY_SECONDS);
+            long acquiredAt = System.nanoTime();
+            Thread.sleep(10); // releases before the confirmation sweep its grant scheduled comes round
+            handle.release();
+            firstHeldNanos[0] = System.nanoTime() - acquiredAt;
+            return null;
+        });
+        awaitQueueLength(1);
+        Future<Boolean> lasting = pool.submit(() -> {
+            try (LockHandle handle = second.acquireFair(key, THIRTY_SECONDS)) {
+                Thread.sleep(2 * FairLockScripts.GRANT_MILLIS); // well past the hand-over's own lease
+                return handle.isHeld();
+            }
+        });
+        awaitQueueLength(2);
+        awaitSubscription(second);
+        String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            held.release();
+            brief.get(5, TimeUnit.SECONDS);
+            Thread.sleep(FairLockScripts.GRANT_MILLIS / 2 + 100); // past the latest moment the second's confirmation is due
+            assertThat(redis.getExpire("redis-lock:{" + key + "}", TimeUnit.MILLISECONDS))
+                    .as("the second holder's lease once confirmed").isGreaterThan(FairLockScripts.GRANT_MILLIS);
+            assertThat(lasting.get(5, TimeUnit.SECONDS)).as("the second holder held past its hand-over's lease").isTrue();
+            assumeTrue(firstHeldNanos[0] < TimeUnit.MILLISECONDS.toNanos(FairLockScripts.CONFIRM_AFTER_MILLIS / 2),
+                    "the first holder released well before the sweep (held " + firstHeldNanos[0] / 1000 + " µs)");
+            assertThat(monitor.count(line -> line.contains(fairAcquire) && line.contains(second.clientId())
+                    && line.contains("\"confirm\""))).as("confirmations: the second holder's only").isEqualTo(1);
+        }
+    }
+
+    @Test
     void aHolderThatReleasesBeforeItsConfirmationIsDueNeverSendsOne() throws Exception {
         LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
         Lock lock = second.fairLock(key);

@@ -24,15 +24,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
+import org.springframework.core.task.SyncTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
  * Runs our engine (on Jedis and on Lettuce), Redisson and Spring Integration's RedisLockRegistry (pub/sub and spin)
@@ -624,45 +629,181 @@ public final class LockBenchmark {
 
     // S4 -------------------------------------------------------------------------------------------
 
-    /** From the holder's unlock to the waiter (another client) holding the lock; with {@code fair}, of the fair lock. */
+    /** Blocks of S4 samples: with a floor, the lock's hand-offs and the floor's take turns, as in S1. */
+    private static final int S4_BLOCKS = 10;
+    /** Unmeasured hand-offs (of the lock, and of the floor) before the first block. */
+    private static final int S4_WARM_UP = 20;
+
+    /**
+     * From the holder's unlock to the waiter (another client) holding the lock; with {@code fair}, of the fair lock. For
+     * our fair lock on one Redis, the pub/sub floor is measured in blocks taking turns with it: one PUBLISH from the
+     * holder's client, received by the waiter's client's subscription, which wakes the parked waiting thread. A fair
+     * hand-off does that and no more (the grant is in the release script), so the floor is what this machine's
+     * wake-ups allow at that moment.
+     */
     private void handOff(Contender holderClient, Contender waiterClient, int samples, boolean fair) throws InterruptedException {
         String key = (fair ? "s4-fair:" : "s4:") + holderClient.name;
         Lock holder = fair ? holderClient.fairLock(key) : holderClient.lock(key);
         Lock waiter = fair ? waiterClient.fairLock(key) : waiterClient.lock(key);
-        long[] released = new long[samples];
-        long[] acquired = new long[samples];
-        Semaphore go = new Semaphore(0);
-        Semaphore waiting = new Semaphore(0);
-        Semaphore done = new Semaphore(0);
-        Thread waiterThread = new Thread(() -> {
-            for (int i = 0; i < samples; i++) {
-                go.acquireUninterruptibly(); // the holder holds the lock again
-                waiting.release();
-                waiter.lock();
-                acquired[i] = System.nanoTime();
-                waiter.unlock();
-                done.release();
+        HandOffs lockHandOffs = new HandOffs() {
+            @Override
+            public void hold() {
+                holder.lock();
             }
-        });
-        waiterThread.start();
-        for (int i = 0; i < samples; i++) {
-            holder.lock();
-            go.release();
-            waiting.acquire();
-            Thread.sleep(5); // the waiter is blocked and subscribed by now
-            released[i] = System.nanoTime();
-            holder.unlock();
-            done.acquire();
-        }
-        waiterThread.join();
+
+            @Override
+            public void release() {
+                holder.unlock();
+            }
+
+            @Override
+            public void await() {
+                waiter.lock();
+            }
+
+            @Override
+            public void done() {
+                waiter.unlock();
+            }
+        };
         long[] micros = new long[samples];
-        for (int i = 0; i < samples; i++) {
-            micros[i] = (acquired[i] - released[i]) / 1000;
+        try (PubSubFloor floor = fair && variant.isEmpty() && holderClient instanceof Contender.Ours one
+                && waiterClient instanceof Contender.Ours two ? new PubSubFloor(one.connections(), two.connections(), key) : null) {
+            if (floor == null) {
+                measureHandOffs(lockHandOffs, micros, 0, samples);
+            } else {
+                long[] floorMicros = new long[samples];
+                measureHandOffs(lockHandOffs, new long[S4_WARM_UP], 0, S4_WARM_UP);
+                measureHandOffs(floor, new long[S4_WARM_UP], 0, S4_WARM_UP);
+                int perBlock = samples / S4_BLOCKS;
+                for (int block = 0; block < S4_BLOCKS; block++) {
+                    measureHandOffs(lockHandOffs, micros, block * perBlock, perBlock);
+                    measureHandOffs(floor, floorMicros, block * perBlock, perBlock);
+                }
+                Arrays.sort(floorMicros);
+                results.add("S4 fair hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter)", holderClient.name,
+                        floorMicros[samples / 2]);
+            }
         }
         Arrays.sort(micros);
         String row = "S4" + variant + (fair ? " fair" : "") + " hand-off";
         results.add(row + " p50 µs", holderClient.name, micros[samples / 2]);
         results.add(row + " p99 µs", holderClient.name, micros[Math.min(samples - 1, samples * 99 / 100)]);
+    }
+
+    /** One way of handing something from a holder thread to a waiting thread, timed from {@link #release()}. */
+    private interface HandOffs {
+
+        /** On the holder's thread, before the waiter starts waiting. */
+        void hold();
+
+        /** On the holder's thread, 5 ms after the waiter started waiting: the timing starts here. */
+        void release();
+
+        /** On the waiter's thread: returns once the holder's release reached it; the timing ends then. */
+        void await();
+
+        /** On the waiter's thread, after the timing. */
+        void done();
+    }
+
+    /** Measures {@code count} hand-offs into {@code micros} from {@code from}, with a new waiting thread. */
+    private static void measureHandOffs(HandOffs handOffs, long[] micros, int from, int count) throws InterruptedException {
+        long[] released = new long[count];
+        long[] acquired = new long[count];
+        Semaphore go = new Semaphore(0);
+        Semaphore waiting = new Semaphore(0);
+        Semaphore done = new Semaphore(0);
+        Thread waiterThread = new Thread(() -> {
+            for (int i = 0; i < count; i++) {
+                go.acquireUninterruptibly(); // the holder holds again
+                waiting.release();
+                handOffs.await();
+                acquired[i] = System.nanoTime();
+                handOffs.done();
+                done.release();
+            }
+        });
+        waiterThread.start();
+        for (int i = 0; i < count; i++) {
+            handOffs.hold();
+            go.release();
+            waiting.acquire();
+            Thread.sleep(5); // the waiter is blocked and subscribed by now
+            released[i] = System.nanoTime();
+            handOffs.release();
+            done.acquire();
+        }
+        waiterThread.join();
+        for (int i = 0; i < count; i++) {
+            micros[from + i] = (acquired[i] - released[i]) / 1000;
+        }
+    }
+
+    /**
+     * The least a hand-off over pub/sub costs: the holder's client sends one PUBLISH through Spring Data Redis; the
+     * waiter's client receives it on a subscription set up as our template's (Spring Data Redis's listener container,
+     * its listener run on the subscription's own thread), which unparks the waiting thread.
+     */
+    private static final class PubSubFloor implements HandOffs, AutoCloseable {
+
+        private final StringRedisTemplate publisher;
+        private final RedisMessageListenerContainer subscription = new RedisMessageListenerContainer();
+        private final String channel;
+        private volatile boolean arrived;
+        private volatile Thread waiting;
+
+        PubSubFloor(RedisConnectionFactory holderSide, RedisConnectionFactory waiterSide, String key) {
+            publisher = new StringRedisTemplate(holderSide);
+            channel = "floor:" + key;
+            subscription.setConnectionFactory(waiterSide);
+            subscription.setTaskExecutor(new SyncTaskExecutor());
+            SimpleAsyncTaskExecutor subscribing = new SimpleAsyncTaskExecutor("floor-subscription-");
+            subscribing.setDaemon(true);
+            subscription.setSubscriptionExecutor(subscribing);
+            subscription.addMessageListener((message, pattern) -> {
+                arrived = true;
+                Thread thread = waiting;
+                if (thread != null) {
+                    LockSupport.unpark(thread);
+                }
+            }, new ChannelTopic(channel));
+            subscription.afterPropertiesSet();
+            subscription.start(); // returns once subscribed
+        }
+
+        @Override
+        public void hold() {
+            arrived = false;
+        }
+
+        @Override
+        public void release() {
+            publisher.convertAndSend(channel, "1");
+        }
+
+        @Override
+        public void await() {
+            waiting = Thread.currentThread();
+            while (!arrived) {
+                LockSupport.park(this);
+            }
+        }
+
+        @Override
+        public void done() {
+            waiting = null;
+        }
+
+        @Override
+        public void close() {
+            subscription.stop();
+            try {
+                subscription.destroy();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     // S5 -------------------------------------------------------------------------------------------
@@ -827,6 +968,13 @@ public final class LockBenchmark {
                   gives the lock to a waiting client of another JVM within 2 ms of its turn starting.
                 - **S4 fair.** The same hand-off with our `fairLock(key)` and Redisson's `getFairLock(key)`: the release
                   grants the lock to the head of the queue in its script and publishes the grant to the waiter's client.
+                  Its floor row is the least any hand-off over pub/sub costs on this machine at that moment: one PUBLISH
+                  from the holder's client, received by the waiter's client on a subscription set up as ours, which
+                  unparks the parked waiting thread; measured on our contenders' own clients in 10 blocks taking
+                  turns with the fair lock's hand-offs. Each hand-off starts after 5 ms of quiet, so both pay for waking
+                  idle cores: Redis's, the subscriber thread's and the waiter's. What the fair lock adds to the floor
+                  is mostly its release script's time in Redis (about 30 µs per script call after 5 ms idle, measured
+                  with `INFO commandstats`, against 1.5 µs for a PUBLISH).
                 - **S4.** Spring Integration's spin lock hands over only when its waiter's next poll comes round.
                 - **S4 in absolute terms.** A hand-off is a release round trip, a pub/sub message, a thread wake-up and an
                   acquire round trip. The 0.5 ms and 2 ms targets assume loopback round trips of about 10 µs; when the floor
