@@ -998,10 +998,11 @@ public final class LockBenchmark {
                   ours `semaphore(key, 4)` with no wait limit, Redisson's `getPermitExpirableSemaphore(key)` after
                   `trySetPermits(4)`, `acquire()` and `release(id)`. The two do not promise the same: Redisson's
                   `acquire()` takes a permit with no lease, held until released, so a holder that crashes keeps it
-                  for good (its leased form, `acquire(leaseTime, unit)`, is never renewed); ours are leased, renewed
-                  by the watchdog while held, and come back when a crashed holder's lease ends. Redis is the
-                  bottleneck here: ours makes one script call per permit taken and given back (a release hands the
-                  permit to the next waiting thread in its script), with about 20 commands inside it.
+                  for good (its leased form, `acquire(leaseTime, unit)`, has no watchdog: the caller extends it with
+                  `updateLeaseTime`); ours are leased, renewed by the watchdog while held, and come back when a crashed
+                  holder's lease ends. Redis is the bottleneck here: ours makes one script call per permit taken and
+                  given back (a release hands the permit to the next waiting thread in its script), with about 20
+                  commands inside it.
                 - **S6.** Heap per held lock includes the caller's `Lock` object; "retained" counts the live objects of
                   the library's own classes after every lock is released (a class histogram after a full GC). Each
                   library runs in a worker JVM of its own, all at once; taking 100,000 locks there outlasts a third of
