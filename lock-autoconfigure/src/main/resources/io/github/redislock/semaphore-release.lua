@@ -41,6 +41,14 @@ local function keep_for(key, ttl)
   end
 end
 
+-- keep_for for two keys whose TTLs are always equal, checking one
+local function keep_both_for(key, twin, ttl)
+  if redis.call('PTTL', key) < ttl then
+    redis.call('PEXPIRE', key, ttl)
+    redis.call('PEXPIRE', twin, ttl)
+  end
+end
+
 local function hand_over()
   local first = redis.call('ZRANGE', KEYS[3], 0, 0)
   if first[1] and first[1] ~= ARGV[9] then
@@ -62,15 +70,15 @@ local function hand_over()
   local lease = tonumber(ARGV[7])
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[5])
   redis.call('HSET', KEYS[2], ARGV[5], wanted)
-  keep_for(KEYS[1], lease)
-  keep_for(KEYS[2], lease)
+  -- the holders and their permits are written, emptied and kept alive together by every script, so their TTLs are
+  -- equal: one check serves both (a command less in every hand-over; Redis is what a busy semaphore waits for)
+  keep_both_for(KEYS[1], KEYS[2], lease)
   keep_for(KEYS[5], math.max(lease, tonumber(ARGV[12])))
   if ARGV[10] == '1' then
     -- its other threads still wait: the client waits on, from the back of the queue
     redis.call('ZADD', KEYS[3], nowMs, ARGV[9])
     redis.call('ZADD', KEYS[4], nowMs + tonumber(ARGV[11]), ARGV[9])
-    keep_for(KEYS[3], tonumber(ARGV[11]))
-    keep_for(KEYS[4], tonumber(ARGV[11]))
+    keep_both_for(KEYS[3], KEYS[4], tonumber(ARGV[11])) -- the waiting lists too (lib/waiters.lua keeps them as one)
   else
     withdraw_waiter(KEYS[3], KEYS[4], ARGV[9])
   end

@@ -387,6 +387,46 @@ class RedisSemaphoreTest {
     }
 
     @Test
+    void everySemaphoreKeyKeepsATimeToLiveWhenAReleaseHandsItsPermitsOverWhileMoreThreadsWait() throws Exception {
+        RedisSemaphore semaphore = first.semaphore(key, 1);
+        PermitHandle held = semaphore.acquire(LockOptions.tryOnce());
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        CountDownLatch handedOver = new CountDownLatch(1);
+        CountDownLatch checked = new CountDownLatch(1);
+        try {
+            // two threads of the same client wait: the release hands the permit to the first, and the client waits on
+            // (its waiter entry re-added); the releasing holder was the only one, so the holder keys are written anew
+            List<Future<?>> waiters = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                waiters.add(pool.submit(() -> {
+                    try (PermitHandle permit = semaphore.acquire(WAIT_30S)) {
+                        handedOver.countDown();
+                        checked.await(10, TimeUnit.SECONDS);
+                    }
+                    return null;
+                }));
+                Thread.sleep(100); // queued in turn
+            }
+            held.release();
+            assertThat(handedOver.await(5, TimeUnit.SECONDS)).isTrue();
+            List<String> names = new ArrayList<>(redis.keys("redis-lock:{" + key + "}*"));
+            assertThat(names).contains("redis-lock:{" + key + "}:semaphore:holders", "redis-lock:{" + key + "}:semaphore:permits",
+                    "redis-lock:{" + key + "}:semaphore:waiters", "redis-lock:{" + key + "}:semaphore:waiters:expiry");
+            for (String name : names) {
+                assertThat(redis.getExpire(name, TimeUnit.MILLISECONDS)).as(name).isPositive();
+            }
+            checked.countDown();
+            for (Future<?> waiter : waiters) {
+                waiter.get(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            checked.countDown();
+            pool.shutdownNow();
+        }
+        assertThat(redis.keys("redis-lock:{" + key + "}:semaphore:holders")).isEmpty();
+    }
+
+    @Test
     void everySemaphoreKeyHasATimeToLiveAndSharesTheLocksHashTag() {
         RedisSemaphore semaphore = first.semaphore(key, 2);
         Thread waiter;
