@@ -196,13 +196,14 @@ final class FairLock {
         }
         // not at once: a thread woken for the confirmation now takes CPU from this one just as it resumes, and a holder
         // that releases before the confirmation is due never needs one (its release ends the grant in Redis)
+        Confirmation due = new Confirmation(lock, granted, confirmation);
         long dueInMillis = TimeUnit.NANOSECONDS.toMillis(grantedAfterNanos + grantNanos / 2 - System.nanoTime());
         if (dueInMillis < FairLockScripts.CONFIRM_AFTER_MILLIS) { // taken late: due before a sweep would come round
-            cleanup.runLater(confirmation, Math.max(0, dueInMillis), () -> lock.holding == granted);
+            cleanup.runLater(confirmation, Math.max(0, dueInMillis), due::needed);
             return true;
         }
         // a sweep scheduled earlier runs no later than this grant's confirmation is due
-        dueConfirmations.add(new Confirmation(lock, granted, confirmation));
+        dueConfirmations.add(due);
         if (sweepScheduled.compareAndSet(false, true)) {
             cleanup.runLater(this::sendDueConfirmations, FairLockScripts.CONFIRM_AFTER_MILLIS, this::anyConfirmationNeeded);
         }

@@ -18,6 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 import io.github.redislock.test.PerTest;
 import io.github.redislock.test.RedisServerProcess;
@@ -140,10 +141,9 @@ class FairLockTest {
         String fairRelease = "\"" + FairLockScripts.FAIR_RELEASE.getSha1() + "\"";
         try (RedisMonitor monitor = new RedisMonitor(server)) {
             held.release();
-            java.util.function.Predicate<String> waitersConfirmation = line -> line.contains(fairAcquire)
-                    && line.contains(second.clientId()) && line.contains("\"confirm\"");
+            Predicate<String> waitersConfirmation = confirmationBy(second);
             monitor.awaitCount(waitersConfirmation, 1, Duration.ofSeconds(5), "confirmations by the waiter");
-            java.util.function.Predicate<String> waitersRequest = line -> line.contains(fairAcquire)
+            Predicate<String> waitersRequest = line -> line.contains(fairAcquire)
                     && line.contains(second.clientId()) && line.contains("\"1\"");
             assertThat(monitor.countAfterLast(line -> line.contains(fairRelease) && !line.contains("lua"), waitersRequest))
                     .as("requests of the waiter for the lock after the release").isZero();
@@ -178,7 +178,6 @@ class FairLockTest {
         });
         awaitQueueLength(2);
         awaitSubscription(second);
-        String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
         try (RedisMonitor monitor = new RedisMonitor(server)) {
             held.release();
             brief.get(5, TimeUnit.SECONDS);
@@ -188,8 +187,7 @@ class FairLockTest {
             assertThat(lasting.get(5, TimeUnit.SECONDS)).as("the second holder held past its hand-over's lease").isTrue();
             assumeTrue(firstHeldNanos[0] < TimeUnit.MILLISECONDS.toNanos(FairLockScripts.CONFIRM_AFTER_MILLIS / 2),
                     "the first holder released well before the sweep (held " + firstHeldNanos[0] / 1000 + " µs)");
-            assertThat(monitor.count(line -> line.contains(fairAcquire) && line.contains(second.clientId())
-                    && line.contains("\"confirm\""))).as("confirmations: the second holder's only").isEqualTo(1);
+            assertThat(monitor.count(confirmationBy(second))).as("confirmations: the second holder's only").isEqualTo(1);
         }
     }
 
@@ -208,15 +206,13 @@ class FairLockTest {
         });
         awaitQueueLength(1);
         awaitSubscription(second);
-        String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
         try (RedisMonitor monitor = new RedisMonitor(server)) {
             held.release();
             waiter.get(5, TimeUnit.SECONDS);
             Thread.sleep(FairLockScripts.GRANT_MILLIS); // past the latest moment a confirmation could be due
             assumeTrue(heldNanos[0] < TimeUnit.MILLISECONDS.toNanos(FairLockScripts.CONFIRM_AFTER_MILLIS / 2),
                     "the waiter released well before its confirmation was due (held " + heldNanos[0] / 1000 + " µs)");
-            assertThat(monitor.count(line -> line.contains(fairAcquire) && line.contains(second.clientId())
-                    && line.contains("\"confirm\""))).as("confirmations by the waiter").isZero();
+            assertThat(monitor.count(confirmationBy(second))).as("confirmations by the waiter").isZero();
         }
         assertThat(redis.keys("redis-lock:{" + key + "}*")).doesNotContain("redis-lock:{" + key + "}",
                 "redis-lock:{" + key + "}:queue");
@@ -414,6 +410,12 @@ class FairLockTest {
     private long queueLength() {
         Long size = redis.opsForZSet().zCard("redis-lock:{" + key + "}:queue");
         return size == null ? 0 : size;
+    }
+
+    /** A MONITOR line of a fair-lock confirmation (the acquire script in its "confirm" mode) sent by {@code template}. */
+    private static Predicate<String> confirmationBy(RedisLockTemplate template) {
+        String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
+        return line -> line.contains(fairAcquire) && line.contains(template.clientId()) && line.contains("\"confirm\"");
     }
 
     private void awaitQueueLength(long expected) throws InterruptedException {

@@ -633,6 +633,8 @@ public final class LockBenchmark {
     private static final int S4_BLOCKS = 10;
     /** Unmeasured hand-offs (of the lock, and of the floor) before the first block. */
     private static final int S4_WARM_UP = 20;
+    /** The fair hand-off's pub/sub floor, per contender; {@link Targets} sets the fair hand-off against it. */
+    static final String S4_FAIR_FLOOR_ROW = "S4 fair hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter)";
 
     /**
      * From the holder's unlock to the waiter (another client) holding the lock; with {@code fair}, of the fair lock. For
@@ -681,7 +683,7 @@ public final class LockBenchmark {
                     measureHandOffs(floor, floorMicros, block * perBlock, perBlock);
                 }
                 Arrays.sort(floorMicros);
-                results.add("S4 fair hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter)", holderClient.name,
+                results.add(S4_FAIR_FLOOR_ROW, holderClient.name,
                         floorMicros[samples / 2]);
             }
         }
@@ -951,7 +953,8 @@ public final class LockBenchmark {
                   trip; Spring Data Redis's own two EVALSHA calls (the floor row) do. Ours spins on the reply for up to
                   500 µs (yielding the processor on every turn) when it is the only lock call in flight, which keeps
                   the caller's core awake and the reply's way short: faster than the Lettuce floor, often faster than
-                  Jedis, whose caller sleeps in the kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
+                  Jedis, whose caller sleeps in the kernel until the reply. The price is the calling thread's CPU
+                  while it waits (the CPU row).
                   Until 2026-11-26 the spin was at most 100 µs: on this machine 3-10 % of the replies came later, and
                   S1 on Lettuce was 1.0-1.4× Redisson's.
                 - **S3 in one JVM.** Threads of one JVM queue in a *fair* local lock, so a thread that just released

@@ -34,7 +34,7 @@ final class Targets {
                 handOff50 != null && redissonHandOff != null ? handOff50 / redissonHandOff : null, "%.2f× Redisson's", v -> v <= 1.0);
         Double fairHandOff50 = r.median("S4 fair hand-off p50 µs", ours);
         row(sb, "S4 fair hand-off p50 ≤ 0.3 ms", fairHandOff50, null, fairHandOff50, "%.0f µs", v -> v <= 300);
-        Double fairFloor50 = r.median("S4 fair hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter)", ours);
+        Double fairFloor50 = r.median(LockBenchmark.S4_FAIR_FLOOR_ROW, ours);
         // not a target: what the machine allowed at the time, so a miss of the absolute figure can be told apart
         sb.append("| (context) S4 fair hand-off p50 against its pub/sub floor measured in turns with it | ")
                 .append(fairHandOff50 == null || fairFloor50 == null ? "not measured"
