@@ -5,9 +5,10 @@
 -- ARGV[1] owner id (client id:thread:acquisition; also the waiter id), ARGV[2] lease in ms,
 -- ARGV[3] '1' if the caller waits (queue it, refresh its entry), '0' for a single try, 'confirm' when the caller took
 -- the lock from the hand-over message (give it its full lease if it is still its own; never queue or take it),
--- ARGV[4] how long a waiter's entry lives without a refresh, in ms, ARGV[5] fence grace in ms,
--- ARGV[6] how long until the caller refreshes its entry at the latest, in ms (returned as the retry time)
--- Returns the fencing token (> 0) when the caller holds the lock, else minus the time to its next refresh (< 0);
+-- ARGV[4] how long a waiter's entry lives without a refresh, in ms, ARGV[5] fence grace in ms
+-- Returns the fencing token (> 0) when the caller holds the lock, else minus the server time of this call in us
+-- (< 0): a hand-over to the caller that fair_release.lua ran at or before that time was over by then (expired, or
+-- never made), so the caller holds only on a hand-over message that ran later (its server time is in the message);
 -- for 'confirm', 1 when the lock is still the caller's, else 0.
 -- A release hands the lock to the head of the queue (fair_release.lua); the head also takes a lock it finds
 -- free (its holder crashed, or the waiter it was handed to never confirmed), nobody else does while a live
@@ -51,7 +52,6 @@ if not current then
     return token_from_clock()
   end
 end
-local refresh = tonumber(ARGV[6])
 if ARGV[3] == '1' then
   if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
     local arrival = tonumber(now[1]) * 1000000 + tonumber(now[2])
@@ -67,4 +67,4 @@ if ARGV[3] == '1' then
   redis.call('PEXPIRE', KEYS[3], entryTtl * 2)
   redis.call('PEXPIRE', KEYS[4], entryTtl * 2)
 end
-return -refresh
+return -(tonumber(now[1]) * 1000000 + tonumber(now[2]))

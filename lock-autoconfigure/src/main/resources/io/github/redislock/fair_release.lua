@@ -3,7 +3,8 @@
 -- KEYS[1] the lock, KEYS[2] the fencing counter, KEYS[3] the queue, KEYS[4] the waiters' expiries (see fair_acquire.lua),
 -- KEYS[5] the exclusive lock's waiting clients by arrival, KEYS[6] by expiry (see acquire.lua)
 -- ARGV[1] owner id, ARGV[2] wake-up channel prefix, ARGV[3] the message telling a waiter it was handed the lock
--- (prefix; the waiter id, the prefix again and the waiter's fencing token are appended), ARGV[4] how long the next waiter has to confirm the hand-over, in ms,
+-- (prefix; the waiter id, the waiter's fencing token and the server time of the hand-over in us are appended, each
+-- after the prefix again), ARGV[4] how long the next waiter has to confirm the hand-over, in ms,
 -- ARGV[5] fence grace in ms, ARGV[6] 'leave' when the caller is a waiter giving up rather than the holder,
 -- ARGV[7] the lock's name as clients know it, ARGV[8] how many waiting clients of the exclusive lock to wake
 -- When no fair waiter queues, the lock is freed and the clients waiting for the exclusive lock on the same key
@@ -47,6 +48,10 @@ redis.call('SET', KEYS[1], nextOwner, 'PX', ARGV[4])
 local token = next_fencing_token(now, KEYS[2], ARGV[5])
 -- a waiter id starts with its client's id, which names the client's wake-up channel
 local client = string.match(nextOwner, '^[^:]+')
--- the message carries the grant, so the waiter can hold the lock without asking again (it confirms in the background)
-redis.call('PUBLISH', ARGV[2] .. client, ARGV[3] .. nextOwner .. ARGV[3] .. string.format('%d', token))
+-- the message carries the grant, so the waiter can hold the lock without asking again (it confirms in the background),
+-- and when it was made, so the waiter holds only if it was made after the waiter's latest refresh that missed: a
+-- message that reaches it late (its JVM stalled) may be of a grant that expired and that the next waiter took over
+local grantedAt = tonumber(now[1]) * 1000000 + tonumber(now[2])
+redis.call('PUBLISH', ARGV[2] .. client, ARGV[3] .. nextOwner .. ARGV[3] .. string.format('%d', token)
+  .. ARGV[3] .. string.format('%d', grantedAt))
 return token

@@ -22,9 +22,10 @@ import org.springframework.dao.DataAccessException;
  * the order in which the threads' first requests reached Redis, whichever JVM they run in.
  * <p>
  * A release hands the lock to the head of the queue inside the release script, with a new fencing token, and
- * publishes the grant (owner and token) to the waiter's client, which wakes exactly that thread; the thread holds the
- * lock from that message and confirms it in the background, which sets its full lease (with replica acknowledgement
- * on, it confirms first). Waiting threads refresh their entry every {@value FairLockScripts#REFRESH_MILLIS}
+ * publishes the grant (owner, token and the server time it was made) to the waiter's client, which wakes exactly that
+ * thread; the thread holds the lock from that message if the grant was made after its latest request that missed, by
+ * the server's clock (else it asks Redis), and confirms it in the background, which sets its full lease (with replica
+ * acknowledgement on, it confirms first). Waiting threads refresh their entry every {@value FairLockScripts#REFRESH_MILLIS}
  * ms: an entry not refreshed for {@value FairLockScripts#ENTRY_TTL_MILLIS} ms (its thread or JVM died) is dropped,
  * and a hand-over not confirmed within {@value FairLockScripts#GRANT_MILLIS} ms expires, so the next waiter's
  * refresh takes the lock: dead waiters cost well under a second together, not a lease each. A slow waiter keeps
@@ -124,24 +125,27 @@ final class FairLock {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock lock = new LocalLock(key);
         boolean interrupted;
-        // when the latest request that found the lock not ours was sent: a hand-over to us ran in Redis after it
-        long[] lastMissSent = {0};
+        // the latest request that found the lock not ours: when it was sent, and when it ran by the server's clock (µs);
+        // a hand-over message proves it is newer than that miss (else its grant was over by then), and it then ran in
+        // Redis after the request was sent
+        long[] lastMiss = {0, 0};
         fairLocks.waiting.put(owner, lock);
         try {
             interrupted = waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
-                long granted = lock.grantedToken;
-                if (granted > 0 && lastMissSent[0] != 0 && takeGrant(lock, owner, granted, lastMissSent[0], leaseMillis,
-                        lease == null)) {
-                    return new AcquireReply(granted, 0);
+                FairLocks.Grant grant = lock.grant;
+                if (grant != null && lastMiss[0] != 0 && takeGrant(lock, owner, grant, lastMiss[0], lastMiss[1],
+                        leaseMillis, lease == null)) {
+                    return new AcquireReply(grant.token(), 0);
                 }
                 long requestStart = System.nanoTime();
-                AcquireReply reply = scripts.acquire(key, owner, leaseMillis, sleepMillis > 0);
+                FairLockScripts.Reply reply = scripts.acquire(key, owner, leaseMillis, sleepMillis > 0);
                 if (reply.acquired()) {
                     lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
-                } else {
-                    lastMissSent[0] = requestStart;
+                } else if (reply.missedAtMicros() > 0) {
+                    lastMiss[0] = requestStart;
+                    lastMiss[1] = reply.missedAtMicros();
                 }
-                return reply;
+                return reply.asAcquireReply();
             }, (registered, uncertain) -> giveUp(key, owner, registered, uncertain));
         } finally {
             fairLocks.waiting.remove(owner);
@@ -157,25 +161,31 @@ final class FairLock {
     }
 
     /**
-     * Holds the lock the release script handed to {@code owner}, as its message told, without a round trip: the grant's
-     * short lease ({@value FairLockScripts#GRANT_MILLIS} ms) was set in Redis after {@code grantedAfterNanos}, so it is
-     * counted from then; a confirmation in the background gives it the full lease (and the watchdog, without an
-     * explicit lease), or marks it lost if the grant expired first. With the watchdog, the confirmation is sent at most
-     * {@value FairLockScripts#CONFIRM_AFTER_MILLIS} ms later (at the latest when half the grant has passed), by a sweep
-     * that sends every confirmation due by then, and not at all if the lock was released by then; with a fixed lease,
-     * which counts from the acquisition, at once.
+     * Holds the lock the release script handed to {@code owner}, as its message told, without a round trip, if the
+     * grant is newer than the waiter's latest miss by the Redis server's clock: then the grant's short lease
+     * ({@value FairLockScripts#GRANT_MILLIS} ms) was set in Redis after that miss ran, and so after
+     * {@code grantedAfterNanos} (when it was sent), and it is counted from then. A grant made at or before the miss
+     * was over by the time the miss ran (had it been this waiter's then, the request would have found it so): its
+     * message came late (this JVM stalled, or its subscription lagged), the next waiter may hold the lock now, and
+     * it is never held on. A confirmation in the background gives a grant taken the full lease (and the watchdog,
+     * without an explicit lease), or marks it lost if the grant expired first. With the watchdog, the confirmation is
+     * sent at most {@value FairLockScripts#CONFIRM_AFTER_MILLIS} ms later (at the latest when half the grant has
+     * passed), by a sweep that sends every confirmation due by then, and not at all if the lock was released by then;
+     * with a fixed lease, which counts from the acquisition, at once.
      *
-     * @return whether the current thread holds the lock now; if not (replicas must acknowledge grants, or the grant's
-     *         lease is too nearly over), it asks Redis as usual
+     * @param missedAtMicros the server time of the latest miss, in µs
+     * @return whether the current thread holds the lock now; if not (replicas must acknowledge grants, the grant is
+     *         not newer than the miss, or its lease is too nearly over), it asks Redis as usual
      */
-    private boolean takeGrant(LocalLock lock, String owner, long token, long grantedAfterNanos, long leaseMillis,
-            boolean renewing) {
-        lock.grantedToken = 0;
+    private boolean takeGrant(LocalLock lock, String owner, FairLocks.Grant grant, long grantedAfterNanos,
+            long missedAtMicros, long leaseMillis, boolean renewing) {
+        lock.grant = null;
         long grantNanos = TimeUnit.MILLISECONDS.toNanos(FairLockScripts.GRANT_MILLIS);
-        if (!scripts.grantsByMessage()
+        if (!scripts.grantsByMessage() || grant.grantedAtMicros() <= missedAtMicros
                 || System.nanoTime() - (grantedAfterNanos + grantNanos / 2) >= 0) {
             return false;
         }
+        long token = grant.token();
         lock.held(owner, token, grantNanos, grantedAfterNanos, false);
         LocalLock.Holding granted = lock.holding;
         Runnable confirmation = () -> {

@@ -48,7 +48,6 @@ final class FairLockScripts {
     // the arguments every call of a script sends alike, encoded once
     private static final byte[] ENTRY_TTL_BYTES = ScriptRunner.number(ENTRY_TTL_MILLIS);
     private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.number(LockScripts.FENCE_GRACE_MILLIS);
-    private static final byte[] REFRESH_BYTES = ScriptRunner.number(REFRESH_MILLIS);
     private static final byte[] GRANT_BYTES = ScriptRunner.number(GRANT_MILLIS);
     private static final byte[] HANDED_OVER_BYTES = ScriptRunner.bytes(HANDED_OVER);
     private static final byte[] EXCLUSIVE_CLIENTS_WOKEN_BYTES = ScriptRunner.bytes(EXCLUSIVE_CLIENTS_WOKEN);
@@ -71,15 +70,37 @@ final class FairLockScripts {
     }
 
     /**
+     * What {@code fair_acquire.lua} answered: the fencing token when the caller holds the lock, else when the request
+     * that missed ran, by the Redis server's clock.
+     *
+     * @param missedAtMicros the server time of the miss in µs (0 when the caller holds the lock, or the answer was empty)
+     */
+    record Reply(long token, long missedAtMicros) {
+
+        static Reply of(Long reply) {
+            long value = reply == null ? 0 : reply;
+            return value > 0 ? new Reply(value, 0) : new Reply(0, -value);
+        }
+
+        boolean acquired() {
+            return token > 0;
+        }
+
+        /** As the wait loop takes it: a waiter refreshes its queue entry every {@value FairLockScripts#REFRESH_MILLIS} ms. */
+        AcquireReply asAcquireReply() {
+            return acquired() ? new AcquireReply(token, 0) : new AcquireReply(0, REFRESH_MILLIS);
+        }
+    }
+
+    /**
      * Takes the lock if it is {@code waiter}'s turn (or confirms a hand-over to it), else queues it.
      *
      * @param waits whether the caller waits: queue it and refresh its entry (else a single try that leaves no trace)
      */
-    AcquireReply acquire(String key, String waiter, long leaseMillis, boolean waits) {
-        return AcquireReply.of(redis.runAcknowledged(FAIR_ACQUIRE, keys.fairKeysEncoded(key), token -> token > 0,
+    Reply acquire(String key, String waiter, long leaseMillis, boolean waits) {
+        return Reply.of(redis.runAcknowledged(FAIR_ACQUIRE, keys.fairKeysEncoded(key), token -> token > 0,
                 token -> release(key, waiter), "the acquisition", new byte[][] {ScriptRunner.bytes(waiter),
-                        ScriptRunner.number(leaseMillis), waits ? WAITS : TRIES_ONCE, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES,
-                        REFRESH_BYTES}));
+                        ScriptRunner.number(leaseMillis), waits ? WAITS : TRIES_ONCE, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES}));
     }
 
     /**
@@ -97,7 +118,7 @@ final class FairLockScripts {
      */
     boolean confirm(String key, String owner, long leaseMillis) {
         Long reply = redis.run(FAIR_ACQUIRE, keys.fairKeysEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
-                ScriptRunner.number(leaseMillis), CONFIRM, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES, REFRESH_BYTES});
+                ScriptRunner.number(leaseMillis), CONFIRM, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES});
         return reply != null && reply == 1;
     }
 

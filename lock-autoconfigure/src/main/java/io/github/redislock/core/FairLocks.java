@@ -13,7 +13,14 @@ final class FairLocks {
     final ConcurrentHashMap<String, LocalLock> waiting = new ConcurrentHashMap<>();
 
     /**
-     * Wakes the waiter a hand-over message names, giving it the fencing token the message carries.
+     * A hand-over as its message told it: the waiter's fencing token, and when the release script made it, in µs by
+     * the Redis server's clock (0 if the message did not say).
+     */
+    record Grant(long token, long grantedAtMicros) {
+    }
+
+    /**
+     * Wakes the waiter a hand-over message names, giving it the grant the message carries.
      *
      * @return whether {@code message} was a fair-lock hand-over (else it is an exclusive lock's release notice)
      */
@@ -21,14 +28,12 @@ final class FairLocks {
         if (!message.startsWith(FairLockScripts.HANDED_OVER)) {
             return false;
         }
-        int start = FairLockScripts.HANDED_OVER.length();
-        int tokenStart = message.indexOf(FairLockScripts.HANDED_OVER, start);
-        String owner = tokenStart < 0 ? message.substring(start) : message.substring(start, tokenStart);
-        LocalLock waiter = waiting.get(owner);
+        String[] parts = message.substring(FairLockScripts.HANDED_OVER.length()).split(FairLockScripts.HANDED_OVER, -1);
+        LocalLock waiter = waiting.get(parts[0]);
         if (waiter != null) {
-            if (tokenStart >= 0) {
+            if (parts.length > 1) {
                 try {
-                    waiter.grantedToken = Long.parseLong(message.substring(tokenStart + FairLockScripts.HANDED_OVER.length()));
+                    waiter.grant = new Grant(Long.parseLong(parts[1]), parts.length > 2 ? Long.parseLong(parts[2]) : 0);
                 } catch (NumberFormatException e) {
                     // not a grant this version understands: the waiter confirms it with a request
                 }

@@ -53,10 +53,10 @@ final class LocalLock {
     volatile boolean handedOver;
 
     /**
-     * The fair lock's waiter: the fencing token of the hand-over its client was told of, 0 until then. Written by the
+     * The fair lock's waiter: the hand-over its client was told of, {@code null} until then. Written by the
      * subscription's thread, taken by the waiting thread.
      */
-    volatile long grantedToken;
+    volatile FairLocks.Grant grant;
 
     /**
      * Fencing tokens the last Redis hand-over reserved for this JVM: the next one to hand out and the last, and until

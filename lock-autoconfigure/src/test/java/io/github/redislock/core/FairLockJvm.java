@@ -19,7 +19,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * holding it, append
  * {@code <owner id> <fencing token>} to the Redis list {@code {<key>}:order} (the owner id read back from the lock
  * itself) and add one to the counter {@code {<key>}:counter} by a read, a pause and a write (two holders at once
- * would lose an update). The test kills it with SIGKILL, as a crashed application would be, while threads wait.
+ * would lose an update); {@code section <key>} starts one thread that takes the lock once and records its section
+ * ({@link HeldSections}). With {@code <subscription host> <subscription port>} after the first two arguments, the
+ * client's release subscription connects there (a proxy the test holds back), its commands to Redis directly. The test kills it with SIGKILL, as a crashed application would be, while threads wait.
  */
 public final class FairLockJvm {
 
@@ -34,7 +36,8 @@ public final class FairLockJvm {
         factory.afterPropertiesSet();
         factory.start();
         StringRedisTemplate redis = new StringRedisTemplate(factory);
-        RedisLockTemplate template = new RedisLockTemplate(redis);
+        RedisLockTemplate template = new RedisLockTemplate(args.length < 4 ? redis
+                : new StringRedisTemplate(SubscriptionRouting.route(factory, subscription(args[2], Integer.parseInt(args[3])))));
         redis.hasKey("ready"); // connected
         warmUp(template);
         Thread stallWatch = new Thread(FairLockJvm::reportStalls, "stall-watch");
@@ -50,6 +53,8 @@ public final class FairLockJvm {
                 for (int i = Integer.parseInt(words[1]); i > 0; i--) {
                     new Thread(() -> holdOnce(template, redis, key)).start();
                 }
+            } else if (words[0].equals("section")) {
+                new Thread(() -> recordSection(template, redis, words[1])).start();
             }
         }
         System.exit(0); // the test closed our input
@@ -91,6 +96,32 @@ public final class FairLockJvm {
             }
             last = now;
         }
+    }
+
+    /** A connection factory for the release subscription alone (through a proxy the test holds back). */
+    private static JedisConnectionFactory subscription(String host, int port) {
+        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(host, port),
+                JedisClientConfiguration.builder().readTimeout(Duration.ofSeconds(10)).usePooling().build());
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
+    }
+
+    /** Takes the fair lock of {@code key} once, holds it 50 ms, recorded as {@code W} ({@link HeldSections}). */
+    private static void recordSection(RedisLockTemplate template, StringRedisTemplate redis, String key) {
+        try (LockHandle handle = template.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+            HeldSections.hold(redis, key, "W", handle, () -> {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        } catch (LockLostException e) {
+            System.out.println("lost: " + e.getMessage());
+        }
+        System.out.println("section done");
+        System.out.flush();
     }
 
     private static void holdOnce(RedisLockTemplate template, StringRedisTemplate redis, String key) {
