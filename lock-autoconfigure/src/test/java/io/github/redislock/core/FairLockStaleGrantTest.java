@@ -28,10 +28,10 @@ import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -46,7 +46,6 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 class FairLockStaleGrantTest {
 
     static RedisServerProcess server;
-    static RedisClients clients;
     static StringRedisTemplate redis;
     static RedisLockTemplate holder;
     static RedisLockTemplate behind;
@@ -67,9 +66,9 @@ class FairLockStaleGrantTest {
     void aHandOverMessageThatReachesTheWaiterAfterItsHandOverExpiredIsNotHeldOnWhenThePubSubConnectionLags()
             throws Exception {
         try (HoldBackProxy commands = new HoldBackProxy(server.host(), server.port());
-                HoldBackProxy subscription = new HoldBackProxy(server.host(), server.port())) {
-            RedisLockTemplate waiter = clients.lockTemplate(new RedisLockTemplate(new StringRedisTemplate(
-                    SubscriptionRouting.route(factory(commands), factory(subscription))), RedisLockConfig.defaults()));
+                HoldBackProxy subscription = new HoldBackProxy(server.host(), server.port());
+                RedisLockTemplate waiter = new RedisLockTemplate(new StringRedisTemplate(
+                        SubscriptionRouting.route(factory(commands), factory(subscription))), RedisLockConfig.defaults())) {
             LockHandle gate = holder.acquireFair(key, LockOptions.tryOnce());
             Future<String> first = pool.submit(() -> holdOnce(waiter));
             awaitQueueLength(1);
@@ -123,11 +122,8 @@ class FairLockStaleGrantTest {
                 commands.write("section " + key + "\n");
                 commands.flush();
                 awaitQueueLength(1);
-                String channel = "redis-lock:wake:" + clientId;
-                Await.until(() -> Long.valueOf(1).equals(redis.execute((org.springframework.data.redis.core.RedisCallback<Long>)
-                        connection -> connection.execute("PUBSUB", "NUMSUB".getBytes(StandardCharsets.UTF_8),
-                                channel.getBytes(StandardCharsets.UTF_8)) instanceof List<?> reply && reply.size() == 2
-                                        ? (Long) reply.get(1) : 0L)), Duration.ofSeconds(10), "W to subscribe");
+                Await.until(() -> subscribers("redis-lock:wake:" + clientId) == 1, Duration.ofSeconds(10),
+                        "W to subscribe, through the proxy");
                 CountDownLatch secondMayRelease = new CountDownLatch(1);
                 Future<?> second = pool.submit(() -> {
                     try (LockHandle handle = behind.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
@@ -160,6 +156,12 @@ class FairLockStaleGrantTest {
                 jvm.destroyForcibly();
             }
         }
+    }
+
+    private static long subscribers(String channel) {
+        Object reply = redis.execute((RedisCallback<Object>) connection -> connection.execute("PUBSUB",
+                "NUMSUB".getBytes(StandardCharsets.UTF_8), channel.getBytes(StandardCharsets.UTF_8)));
+        return reply instanceof List<?> numsub && numsub.size() == 2 && numsub.get(1) instanceof Long count ? count : 0;
     }
 
     private static void readOutput(Process jvm, List<String> output, CompletableFuture<String> ready,
