@@ -2,6 +2,8 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -42,6 +44,8 @@ final class ExclusiveLock {
     private final Duration watchdogLease;
     /** Numbers this client's acquisitions, so every attempt has its own owner id in Redis. */
     private final AtomicLong acquisitions = new AtomicLong();
+    /** Keys whose release kept a turn for woken clients, and which a look at the turn's end is scheduled for. */
+    private final Set<String> turnsWatched = ConcurrentHashMap.newKeySet();
 
     ExclusiveLock(LockScripts scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, String clientId,
             Duration watchdogLease) {
@@ -195,15 +199,19 @@ final class ExclusiveLock {
             return;
         }
         if (registered) {
-            BackgroundCleanup.withoutInterrupt(() -> {
-                try {
-                    scripts.leave(lock.key);
-                } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
-                    log.debug("Could not withdraw from the waiters of lock '{}'; Redis TTLs will", lock.key, e);
-                    cleanup.run(() -> scripts.leave(lock.key));
-                }
-            });
+            leave(lock.key);
         }
+    }
+
+    private void leave(String key) {
+        BackgroundCleanup.withoutInterrupt(() -> {
+            try {
+                scripts.leave(key);
+            } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
+                log.debug("Could not withdraw from the waiters of lock '{}'; Redis TTLs will", key, e);
+                cleanup.run(() -> scripts.leave(key));
+            }
+        });
     }
 
     /** Releases one hold of the current thread on {@code lock}. */
@@ -272,9 +280,10 @@ final class ExclusiveLock {
         long requestStart = System.nanoTime();
         try {
             if (next == null) {
-                return scripts.release(lock.key, owner);
+                return watchTurn(lock.key, scripts.release(lock.key, owner));
             }
-            ReleaseReply reply = scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis(), RESERVED_TOKENS);
+            ReleaseReply reply = watchTurn(lock.key,
+                    scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis(), RESERVED_TOKENS));
             if (reply.handedOver()) {
                 long token = reply.handedOverToken();
                 lock.held(next, token, watchdogLease.toNanos(), requestStart, true);
@@ -294,6 +303,27 @@ final class ExclusiveLock {
                 }
             });
             return ReleaseReply.RELEASED;
+        }
+    }
+
+    /**
+     * After a release that kept the lock for the turn of the clients it woke: looks, once the turn has ended, whether
+     * one of them took it, and if none did (they died or left, and their entries have not gone stale yet) wakes every
+     * client still waiting, which would otherwise sleep until its next look (up to 5 s). One look per key at a time:
+     * a look that finds a later release's turn still running looks again at its end.
+     */
+    private ReleaseReply watchTurn(String key, ReleaseReply reply) {
+        if (reply.turnKept() && turnsWatched.add(key)) {
+            cleanup.runLater(() -> lookAtTurn(key), LockScripts.TURN_MILLIS_VALUE + 1, () -> true);
+        }
+        return reply;
+    }
+
+    private void lookAtTurn(String key) {
+        turnsWatched.remove(key); // first: a release from now on schedules a look of its own
+        long turnLeftMillis = scripts.turnEnded(key);
+        if (turnLeftMillis > 0 && turnsWatched.add(key)) {
+            cleanup.runLater(() -> lookAtTurn(key), turnLeftMillis + 1, () -> true);
         }
     }
 
@@ -353,7 +383,7 @@ final class ExclusiveLock {
         }
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
-                scripts.release(lock.key, owner);
+                watchTurn(lock.key, scripts.release(lock.key, owner));
             } catch (DataAccessException e) {
                 log.debug("Could not release handed-over lock '{}'; retrying in the background", lock.key, e);
                 cleanup.run(() -> scripts.release(lock.key, owner));
