@@ -172,12 +172,15 @@ final class ExclusiveLock {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
             long requestStart = System.nanoTime();
-            AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis, registered);
+            // an entry a thread that gave up before this one kept is this thread's now: withdrawn when it takes the lock
+            AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis,
+                    registered || lock.waiterEntryKept.get());
             if (reply.acquired()) {
+                lock.waiterEntryKept.set(false);
                 lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
             }
             return reply;
-        }, (registered, uncertain) -> giveUp(lock, owner, registered, uncertain));
+        }, (registered, uncertain) -> giveUp(lock, owner, registered || lock.waiterEntryKept.get(), uncertain));
     }
 
     /**
@@ -199,6 +202,13 @@ final class ExclusiveLock {
             return;
         }
         if (registered) {
+            if (lock.mutex.hasQueuedThreads()) {
+                // another thread of this JVM waits for the key: it takes this thread's place, keeping the JVM's
+                // entry and its arrival (the last thread to stop waiting withdraws it: see unretain)
+                lock.waiterEntryKept.set(true);
+                return;
+            }
+            lock.waiterEntryKept.set(false);
             leave(lock.key);
         }
     }
@@ -372,6 +382,9 @@ final class ExclusiveLock {
     private void unretain(LocalLock lock) {
         if (locks.unretain(lock)) {
             giveBack(lock); // every thread queued for it gave up: nobody will take the lock it was handed
+        }
+        if (lock.waiterEntryKept.get() && locks.get(lock.key) != lock && lock.waiterEntryKept.compareAndSet(true, false)) {
+            leave(lock.key); // the threads a giving-up thread kept the JVM's entry for gave up too, before registering
         }
     }
 

@@ -1,9 +1,11 @@
 package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -63,6 +65,80 @@ class WaiterTurnTest {
                 held.release();
             }
         }
+    }
+
+    @Test
+    void aThreadThatGivesUpLeavesItsClientsPlaceToTheClientsOtherWaitingThread() throws Exception {
+        RedisLockTemplate later = clients.lockTemplate();
+        LockHandle held = holder.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            CompletableFuture<Boolean> givesUp = CompletableFuture.supplyAsync(() -> {
+                assertThatThrownBy(() -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(1500))))
+                        .isInstanceOf(LockNotAcquiredException.class);
+                return true;
+            });
+            Await.until(() -> waiters().equals(List.of(live.clientId())), Duration.ofSeconds(5), "the first thread registers");
+            Double arrival = redis.opsForZSet().score(waitersKey(), live.clientId());
+            Thread[] staysThread = new Thread[1];
+            CompletableFuture<Long> stays = CompletableFuture.supplyAsync(() -> {
+                staysThread[0] = Thread.currentThread();
+                try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return System.nanoTime();
+                }
+            });
+            // the second thread queues in its JVM, behind the first (parked on the key's local lock)
+            Await.until(() -> staysThread[0] != null && staysThread[0].getState() == Thread.State.TIMED_WAITING,
+                    Duration.ofSeconds(5), "the second thread queues locally");
+            CompletableFuture<Long> laterClient = CompletableFuture.supplyAsync(() -> {
+                try (LockHandle taken = later.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return System.nanoTime();
+                }
+            });
+            Await.until(() -> waiters().size() == 2, Duration.ofSeconds(5), "the later client registers");
+            assertThat(givesUp.get(5, TimeUnit.SECONDS)).isTrue();
+            Thread.sleep(100); // time for a withdrawal, and the second thread's first look, to reach Redis
+
+            assertThat(waiters()).as("waiting clients in arrival order after one thread gave up")
+                    .containsExactly(live.clientId(), later.clientId());
+            assertThat(redis.opsForZSet().score(waitersKey(), live.clientId())).as("the client's arrival").isEqualTo(arrival);
+
+            int before = monitor.count(WaiterTurnTest::isPublish);
+            held.release();
+            assertThat(stays.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isPositive();
+            laterClient.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
+            List<String> wakes = monitor.lines(WaiterTurnTest::isPublish);
+            assertThat(wakes.get(before)).as("the release's first wake-up goes to the longest-waiting client")
+                    .contains("\"redis-lock:wake:" + live.clientId() + "\"");
+        } finally {
+            if (held.isHeld()) {
+                held.release();
+            }
+        }
+    }
+
+    @Test
+    void aJvmWhoseWaitingThreadsAllGiveUpLeavesNoWaiterEntryBehind() throws Exception {
+        LockHandle held = holder.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        try {
+            CompletableFuture<Void> first = CompletableFuture.runAsync(() -> assertThatThrownBy(
+                    () -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(600)))).isInstanceOf(LockNotAcquiredException.class));
+            Await.until(() -> waiters().equals(List.of(live.clientId())), Duration.ofSeconds(5), "the first thread registers");
+            // the second thread takes the first one's place in Redis when it gives up, then gives up too
+            CompletableFuture<Void> second = CompletableFuture.runAsync(() -> assertThatThrownBy(
+                    () -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(900)))).isInstanceOf(LockNotAcquiredException.class));
+            first.get(5, TimeUnit.SECONDS);
+            second.get(5, TimeUnit.SECONDS);
+            // withdrawn, not left to go stale (that would take until the entry's next look plus a second)
+            Await.until(() -> !redis.hasKey(waitersKey()), Duration.ofSeconds(2), "the JVM's waiter entry withdrawn");
+            assertThat(live.diagnostics().localLockCount()).isZero();
+        } finally {
+            held.release();
+        }
+    }
+
+    /** A MONITOR line of a PUBLISH, as scripts send wake-ups. */
+    private static boolean isPublish(String monitorLine) {
+        return monitorLine.toLowerCase(Locale.ROOT).contains("\"publish\"");
     }
 
     private List<String> waiters() {
