@@ -95,8 +95,11 @@ class WaiterTurnTest {
                 }
             });
             Await.until(() -> waiters().size() == 2, Duration.ofSeconds(5), "the later client registers");
+            Double firstThreadsExpiry = expiry(live.clientId());
             assertThat(givesUp.get(5, TimeUnit.SECONDS)).isTrue();
-            Thread.sleep(100); // time for a withdrawal, and the second thread's first look, to reach Redis
+            // the second thread's first look registers the client again, which moves its entry's expiry
+            Await.until(() -> !firstThreadsExpiry.equals(expiry(live.clientId())), Duration.ofSeconds(5),
+                    "the second thread looks");
 
             assertThat(waiters()).as("waiting clients in arrival order after one thread gave up")
                     .containsExactly(live.clientId(), later.clientId());
@@ -143,6 +146,10 @@ class WaiterTurnTest {
 
     private List<String> waiters() {
         return List.copyOf(redis.opsForZSet().range(waitersKey(), 0, -1));
+    }
+
+    private Double expiry(String client) {
+        return redis.opsForZSet().score(waitersKey() + ":expiry", client);
     }
 
     private String waitersKey() {
