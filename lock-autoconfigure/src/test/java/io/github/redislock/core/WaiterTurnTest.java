@@ -139,6 +139,30 @@ class WaiterTurnTest {
         }
     }
 
+    @Test
+    void aStaleWaiterEntryDoesNotStopAReleaseHandingTheLockToTheNextThreadOfItsJvm() throws Exception {
+        // a client that registered long ago and died: its entry went stale, and nothing has pruned it yet
+        redis.opsForZSet().add(waitersKey(), "dead-client", 1);
+        redis.opsForZSet().add(waitersKey() + ":expiry", "dead-client", 2);
+        LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        Thread[] nextThread = new Thread[1];
+        CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
+            nextThread[0] = Thread.currentThread();
+            try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                return taken.fencingToken();
+            }
+        });
+        Await.until(() -> nextThread[0] != null && nextThread[0].getState() == Thread.State.TIMED_WAITING,
+                Duration.ofSeconds(5), "the next thread queues locally");
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            held.release();
+            assertThat(next.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+            assertThat(monitor.count(RedisMonitor.evalsha(LockScripts.ACQUIRE)))
+                    .as("acquisitions in Redis after the release: the release handed the lock over").isZero();
+        }
+        assertThat(redis.hasKey(waitersKey())).as("the stale entry pruned").isFalse();
+    }
+
     /** A MONITOR line of a PUBLISH, as scripts send wake-ups. */
     private static boolean isPublish(String monitorLine) {
         return monitorLine.toLowerCase(Locale.ROOT).contains("\"publish\"");
