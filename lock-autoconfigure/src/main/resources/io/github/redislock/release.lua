@@ -9,16 +9,23 @@
 -- ARGV[10] (optional, with ARGV[5..9]) how many fencing tokens to reserve for the caller's client when handing over:
 --         the next holder's token and the ones after it, which the client's next threads may take in turn while
 --         it keeps the lock (the counter is set to the last of them, so every later token is higher)
--- Returns 1 when released, 0 when the caller did not hold the lock (expired or taken over; nothing changes),
--- or the next holder's fencing token (a server-clock value, far above 1) when handed over.
+-- Returns 1 when released, 2 when released and kept for the woken clients' turn (with ARGV[9]), 0 when the caller
+-- did not hold the lock (expired or taken over; nothing changes), or the next holder's fencing token (a server-clock
+-- value, far above 2) when handed over.
 -- When other clients wait, the lock is not left free but marked '~turn' for a short while: only the woken
--- (longest-waiting) clients may take it then (acquire.lua), so waiting clients come first; a woken client that
--- died or left costs at most the turn.
+-- (longest-waiting) clients may take it then (acquire.lua), so waiting clients come first. A woken client may have
+-- died or left (its entry lives on until it goes stale): when the turn ends unused, the releasing client wakes every
+-- client still waiting (turn-ended.lua), so a dead client costs the turn, not a live waiter's sleep.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+-- a client whose entry went stale waits no more: it must neither keep the lock from the caller's next thread nor
+-- be given the turn
+prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
 if ARGV[5] and ARGV[5] ~= '' then
   local others = redis.call('ZCARD', KEYS[3])
   if others > 0 and redis.call('ZSCORE', KEYS[3], ARGV[8]) then
@@ -27,7 +34,7 @@ if ARGV[5] and ARGV[5] ~= '' then
   if others == 0 then
     redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
     -- a new holder gets a new token
-    local token = next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[7])
+    local token = next_fencing_token(now, KEYS[2], ARGV[7])
     local reserved = tonumber(ARGV[10] or '1')
     if reserved > 1 then
       redis.call('SET', KEYS[2], string.format('%d', token + reserved - 1), 'PX', ARGV[7])
@@ -37,17 +44,15 @@ if ARGV[5] and ARGV[5] ~= '' then
 end
 redis.call('DEL', KEYS[1])
 if redis.call('EXISTS', KEYS[3]) == 1 then
-  local now = redis.call('TIME')
-  local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
   -- the next contenders, not every waiter: threads queue in their own JVM, and the longest-waiting
   -- clients go first (more than one, so a client that just left or died cannot stall the hand-off)
   local woken = redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)
-  if #woken > 0 and ARGV[9] then
-    redis.call('SET', KEYS[1], '~turn', 'PX', ARGV[9])
-  end
   for _, client in ipairs(woken) do
     redis.call('PUBLISH', ARGV[2] .. client, ARGV[3])
+  end
+  if #woken > 0 and ARGV[9] then
+    redis.call('SET', KEYS[1], '~turn', 'PX', ARGV[9])
+    return 2
   end
 end
 return 1

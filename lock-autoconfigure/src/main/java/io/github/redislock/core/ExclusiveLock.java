@@ -2,6 +2,8 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -42,6 +44,8 @@ final class ExclusiveLock {
     private final Duration watchdogLease;
     /** Numbers this client's acquisitions, so every attempt has its own owner id in Redis. */
     private final AtomicLong acquisitions = new AtomicLong();
+    /** Keys whose release kept a turn for woken clients, and which a look at the turn's end is scheduled for. */
+    private final Set<String> turnsWatched = ConcurrentHashMap.newKeySet();
 
     ExclusiveLock(LockScripts scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, String clientId,
             Duration watchdogLease) {
@@ -168,12 +172,15 @@ final class ExclusiveLock {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
             long requestStart = System.nanoTime();
-            AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis, registered);
+            // an entry a thread that gave up before this one kept is this thread's now: withdrawn when it takes the lock
+            AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis,
+                    registered || lock.waiterEntryKept.get());
             if (reply.acquired()) {
+                lock.waiterEntryKept.set(false);
                 lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
             }
             return reply;
-        }, (registered, uncertain) -> giveUp(lock, owner, registered, uncertain));
+        }, (registered, uncertain) -> giveUp(lock, owner, registered || lock.waiterEntryKept.get(), uncertain));
     }
 
     /**
@@ -195,15 +202,26 @@ final class ExclusiveLock {
             return;
         }
         if (registered) {
-            BackgroundCleanup.withoutInterrupt(() -> {
-                try {
-                    scripts.leave(lock.key);
-                } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
-                    log.debug("Could not withdraw from the waiters of lock '{}'; Redis TTLs will", lock.key, e);
-                    cleanup.run(() -> scripts.leave(lock.key));
-                }
-            });
+            if (lock.mutex.hasQueuedThreads()) {
+                // another thread of this JVM waits for the key: it takes this thread's place, keeping the JVM's
+                // entry and its arrival (the last thread to stop waiting withdraws it: see unretain)
+                lock.waiterEntryKept.set(true);
+                return;
+            }
+            lock.waiterEntryKept.set(false);
+            leave(lock.key);
         }
+    }
+
+    private void leave(String key) {
+        BackgroundCleanup.withoutInterrupt(() -> {
+            try {
+                scripts.leave(key);
+            } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
+                log.debug("Could not withdraw from the waiters of lock '{}'; Redis TTLs will", key, e);
+                cleanup.run(() -> scripts.leave(key));
+            }
+        });
     }
 
     /** Releases one hold of the current thread on {@code lock}. */
@@ -272,9 +290,10 @@ final class ExclusiveLock {
         long requestStart = System.nanoTime();
         try {
             if (next == null) {
-                return scripts.release(lock.key, owner);
+                return watchTurn(lock.key, scripts.release(lock.key, owner));
             }
-            ReleaseReply reply = scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis(), RESERVED_TOKENS);
+            ReleaseReply reply = watchTurn(lock.key,
+                    scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis(), RESERVED_TOKENS));
             if (reply.handedOver()) {
                 long token = reply.handedOverToken();
                 lock.held(next, token, watchdogLease.toNanos(), requestStart, true);
@@ -294,6 +313,27 @@ final class ExclusiveLock {
                 }
             });
             return ReleaseReply.RELEASED;
+        }
+    }
+
+    /**
+     * After a release that kept the lock for the turn of the clients it woke: looks, once the turn has ended, whether
+     * one of them took it, and if none did (they died or left, and their entries have not gone stale yet) wakes every
+     * client still waiting, which would otherwise sleep until its next look (up to 5 s). One look per key at a time:
+     * a look that finds a later release's turn still running looks again at its end.
+     */
+    private ReleaseReply watchTurn(String key, ReleaseReply reply) {
+        if (reply.turnKept() && turnsWatched.add(key)) {
+            cleanup.runLater(() -> lookAtTurn(key), LockScripts.TURN_MILLIS_VALUE + 1, () -> true);
+        }
+        return reply;
+    }
+
+    private void lookAtTurn(String key) {
+        turnsWatched.remove(key); // first: a release from now on schedules a look of its own
+        long turnLeftMillis = scripts.turnEnded(key);
+        if (turnLeftMillis > 0 && turnsWatched.add(key)) {
+            cleanup.runLater(() -> lookAtTurn(key), turnLeftMillis + 1, () -> true);
         }
     }
 
@@ -343,6 +383,9 @@ final class ExclusiveLock {
         if (locks.unretain(lock)) {
             giveBack(lock); // every thread queued for it gave up: nobody will take the lock it was handed
         }
+        if (lock.waiterEntryKept.get() && locks.get(lock.key) != lock && lock.waiterEntryKept.compareAndSet(true, false)) {
+            leave(lock.key); // the threads a giving-up thread kept the JVM's entry for gave up too, before registering
+        }
     }
 
     /** Releases, in Redis, a handed-over lock that no thread will use (lost, run out, or nobody took it). */
@@ -353,7 +396,7 @@ final class ExclusiveLock {
         }
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
-                scripts.release(lock.key, owner);
+                watchTurn(lock.key, scripts.release(lock.key, owner));
             } catch (DataAccessException e) {
                 log.debug("Could not release handed-over lock '{}'; retrying in the background", lock.key, e);
                 cleanup.run(() -> scripts.release(lock.key, owner));

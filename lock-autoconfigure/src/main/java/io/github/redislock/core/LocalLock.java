@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -72,6 +73,12 @@ final class LocalLock {
      * may have taken the lock or registered a waiter); guarded by {@link #mutex}.
      */
     Runnable undoAfterGivingUp;
+
+    /**
+     * Whether this JVM's waiter entry for the key was kept in Redis by a thread that gave up while other threads of
+     * the JVM still queued for the key: the next of them waits on in its place, and the last to leave withdraws it.
+     */
+    final AtomicBoolean waiterEntryKept = new AtomicBoolean();
 
     /** Release notices seen for this key; guarded by {@link #wakeLock} for writes, read without it. */
     private volatile long wakeups;

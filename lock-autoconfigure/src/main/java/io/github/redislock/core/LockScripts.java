@@ -51,6 +51,7 @@ final class LockScripts {
     static final RedisScript<String> RENEW_MANY = load("renew-many", String.class);
     static final RedisScript<String> RW_READ_RENEW_MANY = load("rw-read-renew-many", String.class);
     static final RedisScript<Long> LEAVE = load("leave");
+    static final RedisScript<Long> TURN_ENDED = load("turn-ended");
     static final RedisScript<Long> RW_READ_ACQUIRE = load("rw-read-acquire");
     static final RedisScript<Long> RW_WRITE_ACQUIRE = load("rw-write-acquire");
     static final RedisScript<Long> RW_RELEASE = load("rw-release");
@@ -66,6 +67,8 @@ final class LockScripts {
      * on a busy machine, short enough that a woken client that died costs little. See release.lua.
      */
     private static final String TURN_MILLIS = "200";
+    /** {@link #TURN_MILLIS} as a number: when the releasing client looks whether the turn was taken. */
+    static final long TURN_MILLIS_VALUE = Long.parseLong(TURN_MILLIS);
 
     // the arguments every call of a script sends alike, encoded once
     private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.bytes(FENCE_GRACE);
@@ -141,16 +144,26 @@ final class LockScripts {
      *
      * @param wasOwner whether the caller still held the lock in Redis (if not, nothing changed there)
      * @param handedOverToken the next holder's fencing token when the script handed the lock over, else 0
+     * @param turnKept whether the lock was kept for the turn of the waiting clients it woke (see {@link #turnEnded})
      */
-    record ReleaseReply(boolean wasOwner, long handedOverToken) {
+    record ReleaseReply(boolean wasOwner, long handedOverToken, boolean turnKept) {
 
         static final ReleaseReply RELEASED = new ReleaseReply(true, 0);
         static final ReleaseReply NOT_OWNER = new ReleaseReply(false, 0);
+        static final ReleaseReply RELEASED_FOR_TURN = new ReleaseReply(true, 0, true);
 
-        /** The script returns 1 when released, 0 when the caller was not the owner, else the next holder's token. */
+        ReleaseReply(boolean wasOwner, long handedOverToken) {
+            this(wasOwner, handedOverToken, false);
+        }
+
+        /**
+         * The script returns 1 when released, 2 when released and kept for the woken clients' turn, 0 when the caller
+         * was not the owner, else the next holder's token.
+         */
         static ReleaseReply of(Long reply) {
             long value = reply == null ? 0 : reply;
-            return value == 0 ? NOT_OWNER : value == 1 ? RELEASED : new ReleaseReply(true, value);
+            return value == 0 ? NOT_OWNER : value == 1 ? RELEASED : value == 2 ? RELEASED_FOR_TURN
+                    : new ReleaseReply(true, value);
         }
 
         boolean handedOver() {
@@ -204,7 +217,7 @@ final class LockScripts {
      */
     ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens) {
         try {
-            return ReleaseReply.of(redis.runAcknowledged(RELEASE, keys.exclusiveKeysEncoded(key), reply -> reply > 1,
+            return ReleaseReply.of(redis.runAcknowledged(RELEASE, keys.exclusiveKeysEncoded(key), reply -> reply > 2,
                     token -> release(key, nextOwner), "the hand-over", new byte[][] {ScriptRunner.bytes(owner),
                             wakeChannelPrefixBytes, ScriptRunner.bytes(key), CLIENTS_WOKEN_PER_RELEASE_BYTES,
                             ScriptRunner.bytes(nextOwner), number(nextLeaseMillis), FENCE_GRACE_BYTES, clientIdBytes,
@@ -261,6 +274,18 @@ final class LockScripts {
     boolean setLease(String key, String owner, long leaseMillis) {
         return isOne(redis.runAcknowledged(RENEW, new byte[][] {ScriptRunner.bytes(keys.lock(key))}, LockScripts::isOne,
                 null, "the lease change", new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis), EXACT}));
+    }
+
+    /**
+     * Once the turn a release of this client kept for the woken clients should have ended: wakes every client still
+     * waiting if none of them took the lock (see {@code turn-ended.lua}).
+     *
+     * @return how long until a turn that still runs (a later release's) ends, in ms, else 0
+     */
+    long turnEnded(String key) {
+        Long reply = redis.run(TURN_ENDED, List.of(keys.lock(key), keys.waiters(key), keys.waiterExpiries(key)),
+                keys.wakeChannelPrefix(), key);
+        return reply == null ? 0 : Math.max(reply, 0);
     }
 
     /** Withdraws this client from the clients waiting for the lock. */

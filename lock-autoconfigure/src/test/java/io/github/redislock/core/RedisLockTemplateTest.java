@@ -374,9 +374,10 @@ class RedisLockTemplateTest {
             while (order.isEmpty() && System.nanoTime() < end) {
                 Thread.sleep(1);
             }
-            Thread.sleep(300);
-            // the release, then one attempt by each of the two woken clients; the other four sleep on
-            assertThat(evalshaCalls() - before).isEqualTo(3);
+            // the release, one attempt by each of the two woken clients, and the releasing client's look, once the
+            // turn has ended, at whether one of them took it; the other four sleep on
+            Await.until(() -> evalshaCalls() - before >= 4, Duration.ofSeconds(5), "the look at the turn's end");
+            assertThat(awaitNoScriptCalls() - before).isEqualTo(4);
             assertThat(order).singleElement().isIn("waiter-0", "waiter-1");
             assertThat(redis.opsForZSet().size(waitersKey())).isEqualTo(waiters - 1);
         } finally {

@@ -1,0 +1,182 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.Await;
+import io.github.redislock.test.PerTest;
+import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedis;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Who a release wakes when clients wait for an exclusive lock: the turn it keeps for the longest-waiting clients
+ * must not strand a live waiter behind clients that died, and a JVM keeps its place while any of its threads waits.
+ */
+@WithRedis
+@ExtendWith(RedisClientsExtension.class)
+class WaiterTurnTest {
+
+    private static final Duration LONG_WAIT = Duration.ofSeconds(10);
+
+    static RedisServerProcess server;
+    static RedisClients clients;
+    static StringRedisTemplate redis;
+
+    RedisLockTemplate holder;
+    RedisLockTemplate live;
+
+    @PerTest
+    String key;
+
+    @Test
+    void aLiveWaiterBehindWaitersThatDiedGetsTheLockSoonAfterTheirTurnEnds() throws Exception {
+        LockHandle held = holder.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        try {
+            // two clients that registered as waiters, sleeping 5 s before their next look, and then died: their
+            // entries outlive them until that look plus a second, as a dead JVM's do
+            for (String dead : List.of("dead-client-1", "dead-client-2")) {
+                new LockScripts(redis, new RedisLockKeys(RedisLockConfig.DEFAULT_KEY_PREFIX), dead)
+                        .acquire(key, dead + ":1:1", 30_000, 5_000, false);
+            }
+            CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+                try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return System.nanoTime();
+                }
+            });
+            Await.until(() -> waiters().size() == 3, Duration.ofSeconds(5), "the live client registers behind the dead");
+            assertThat(waiters().get(2)).isEqualTo(live.clientId());
+            long releasedAt = System.nanoTime();
+            held.release();
+            long millis = TimeUnit.NANOSECONDS.toMillis(acquiredAt.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS) - releasedAt);
+            System.out.println("live waiter held the lock " + millis + " ms after the release");
+            // the dead clients' turn is 200 ms; before the fix the live client slept on until its next look, ~5 s
+            assertThat(millis).as("ms from the release until the live waiter held the lock").isLessThan(1000);
+        } finally {
+            if (held.isHeld()) {
+                held.release();
+            }
+        }
+    }
+
+    @Test
+    void aThreadThatGivesUpLeavesItsClientsPlaceToTheClientsOtherWaitingThread() throws Exception {
+        RedisLockTemplate later = clients.lockTemplate();
+        LockHandle held = holder.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            CompletableFuture<Boolean> givesUp = CompletableFuture.supplyAsync(() -> {
+                assertThatThrownBy(() -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(1500))))
+                        .isInstanceOf(LockNotAcquiredException.class);
+                return true;
+            });
+            Await.until(() -> waiters().equals(List.of(live.clientId())), Duration.ofSeconds(5), "the first thread registers");
+            Double arrival = redis.opsForZSet().score(waitersKey(), live.clientId());
+            Thread[] staysThread = new Thread[1];
+            CompletableFuture<Long> stays = CompletableFuture.supplyAsync(() -> {
+                staysThread[0] = Thread.currentThread();
+                try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return System.nanoTime();
+                }
+            });
+            // the second thread queues in its JVM, behind the first (parked on the key's local lock)
+            Await.until(() -> staysThread[0] != null && staysThread[0].getState() == Thread.State.TIMED_WAITING,
+                    Duration.ofSeconds(5), "the second thread queues locally");
+            CompletableFuture<Long> laterClient = CompletableFuture.supplyAsync(() -> {
+                try (LockHandle taken = later.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return System.nanoTime();
+                }
+            });
+            Await.until(() -> waiters().size() == 2, Duration.ofSeconds(5), "the later client registers");
+            Double firstThreadsExpiry = expiry(live.clientId());
+            assertThat(givesUp.get(5, TimeUnit.SECONDS)).isTrue();
+            // the second thread's first look registers the client again, which moves its entry's expiry
+            Await.until(() -> !firstThreadsExpiry.equals(expiry(live.clientId())), Duration.ofSeconds(5),
+                    "the second thread looks");
+
+            assertThat(waiters()).as("waiting clients in arrival order after one thread gave up")
+                    .containsExactly(live.clientId(), later.clientId());
+            assertThat(redis.opsForZSet().score(waitersKey(), live.clientId())).as("the client's arrival").isEqualTo(arrival);
+
+            int before = monitor.count(WaiterTurnTest::isPublish);
+            held.release();
+            assertThat(stays.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isPositive();
+            laterClient.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
+            List<String> wakes = monitor.lines(WaiterTurnTest::isPublish);
+            assertThat(wakes.get(before)).as("the release's first wake-up goes to the longest-waiting client")
+                    .contains("\"redis-lock:wake:" + live.clientId() + "\"");
+        } finally {
+            if (held.isHeld()) {
+                held.release();
+            }
+        }
+    }
+
+    @Test
+    void aJvmWhoseWaitingThreadsAllGiveUpLeavesNoWaiterEntryBehind() throws Exception {
+        LockHandle held = holder.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        try {
+            CompletableFuture<Void> first = CompletableFuture.runAsync(() -> assertThatThrownBy(
+                    () -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(600)))).isInstanceOf(LockNotAcquiredException.class));
+            Await.until(() -> waiters().equals(List.of(live.clientId())), Duration.ofSeconds(5), "the first thread registers");
+            // the second thread takes the first one's place in Redis when it gives up, then gives up too
+            CompletableFuture<Void> second = CompletableFuture.runAsync(() -> assertThatThrownBy(
+                    () -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(900)))).isInstanceOf(LockNotAcquiredException.class));
+            first.get(5, TimeUnit.SECONDS);
+            second.get(5, TimeUnit.SECONDS);
+            // withdrawn, not left to go stale (that would take until the entry's next look plus a second)
+            Await.until(() -> !redis.hasKey(waitersKey()), Duration.ofSeconds(2), "the JVM's waiter entry withdrawn");
+            assertThat(live.diagnostics().localLockCount()).isZero();
+        } finally {
+            held.release();
+        }
+    }
+
+    @Test
+    void aStaleWaiterEntryDoesNotStopAReleaseHandingTheLockToTheNextThreadOfItsJvm() throws Exception {
+        // a client that registered long ago and died: its entry went stale, and nothing has pruned it yet
+        redis.opsForZSet().add(waitersKey(), "dead-client", 1);
+        redis.opsForZSet().add(waitersKey() + ":expiry", "dead-client", 2);
+        LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        Thread[] nextThread = new Thread[1];
+        CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
+            nextThread[0] = Thread.currentThread();
+            try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                return taken.fencingToken();
+            }
+        });
+        Await.until(() -> nextThread[0] != null && nextThread[0].getState() == Thread.State.TIMED_WAITING,
+                Duration.ofSeconds(5), "the next thread queues locally");
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            held.release();
+            assertThat(next.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+            assertThat(monitor.count(RedisMonitor.evalsha(LockScripts.ACQUIRE)))
+                    .as("acquisitions in Redis after the release: the release handed the lock over").isZero();
+        }
+        assertThat(redis.hasKey(waitersKey())).as("the stale entry pruned").isFalse();
+    }
+
+    /** A MONITOR line of a PUBLISH, as scripts send wake-ups. */
+    private static boolean isPublish(String monitorLine) {
+        return monitorLine.toLowerCase(Locale.ROOT).contains("\"publish\"");
+    }
+
+    private List<String> waiters() {
+        return List.copyOf(redis.opsForZSet().range(waitersKey(), 0, -1));
+    }
+
+    private Double expiry(String client) {
+        return redis.opsForZSet().score(waitersKey() + ":expiry", client);
+    }
+
+    private String waitersKey() {
+        return "redis-lock:{" + key + "}:waiters";
+    }
+}
