@@ -157,6 +157,51 @@ class ReplicaAckTest {
         }
     }
 
+    /**
+     * A release handing its permits to a waiting thread of the same client grants them in the release's own script
+     * call: with the replica cut off, that grant must be refused like any other, or a failover to the replica (which
+     * never got it) gives the same permits to someone else (ReplicaAckFailoverTest).
+     */
+    @Test
+    void withTheReplicaCutOffASemaphoreHandOverToAThreadOfTheSameClientIsNotGranted() throws Exception {
+        RedisLockTemplate locks = acknowledged(Duration.ofMillis(100));
+        RedisSemaphore semaphore = locks.semaphore("ack:hand-over", 1);
+        PermitHandle held = semaphore.acquire(LockOptions.tryOnce()); // acknowledged: the replica is live
+        CompletableFuture<String> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                return semaphore.tryAcquire(LockOptions.waitFor(Duration.ofSeconds(2)).withLease(Duration.ofSeconds(30)))
+                        .map(handle -> "granted, held " + handle.isHeld()).orElse("not granted");
+            } catch (LockNotAcquiredException e) {
+                return "not granted: " + e.getMessage();
+            }
+        });
+        awaitWaiting(locks, "ack:hand-over");
+        cutOffTheReplica();
+        held.release(); // the waiting thread is this client's: the release hands it the permit
+        assertThat(waiter.get(20, TimeUnit.SECONDS)).as("the waiting thread's outcome").startsWith("not granted");
+        assertThat(sentinel.master().command("ZCARD", "redis-lock:{ack:hand-over}:semaphore:holders"))
+                .as("permits held in Redis").isEqualTo("0");
+    }
+
+    /** Waits until a thread of {@code locks} waits for semaphore {@code key} in Redis (its client's waiter entry). */
+    private static void awaitWaiting(RedisLockTemplate locks, String key) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!String.valueOf(sentinel.master().command("ZRANGE", "redis-lock:{" + key + "}:semaphore:waiters", "0", "-1"))
+                .contains(locks.clientId())) {
+            assertThat(System.nanoTime()).as("a thread waits for " + key).isLessThan(end);
+            Thread.sleep(10);
+        }
+    }
+
+    /**
+     * Stops the replica (SIGSTOP) and drops its link: SIGSTOP alone loses nothing, as the kernel still takes the
+     * master's stream into the stopped replica's socket buffer.
+     */
+    private static void cutOffTheReplica() {
+        sentinel.replica().pause();
+        sentinel.master().command("CLIENT", "KILL", "TYPE", "replica");
+    }
+
     @Test
     void aRenewalTheReplicaDoesNotAcknowledgeFailsAndTheLockIsLostWhenItsLeaseRunsOut() throws Exception {
         RedisLockTemplate locks = clients.lockTemplate(RedisLockConfig.defaults().withReplicaAck(1, Duration.ofMillis(100))
