@@ -52,9 +52,11 @@ class ReplicaAckFailoverTest {
             RedisSemaphore semaphore = locks.semaphore(KEY, limit);
             ExecutorService first = thread();
             ExecutorService second = thread();
-            // both acknowledged while the replica is live; the first one's lease has ended by the time the failover is over
-            PermitHandle shortLease = on(first, () -> semaphore.acquire(LockOptions.tryOnce().withLease(Duration.ofSeconds(3))));
-            PermitHandle longLease = on(second, () -> semaphore.acquire(LockOptions.tryOnce().withLease(Duration.ofSeconds(60))));
+            // both acknowledged while the replica is live (waiting: a loaded machine's replica may miss 100 ms); the
+            // first one's lease has ended by the time the failover is over
+            LockOptions patiently = LockOptions.waitFor(Duration.ofSeconds(10));
+            PermitHandle shortLease = on(first, () -> semaphore.acquire(patiently.withLease(Duration.ofSeconds(3))));
+            PermitHandle longLease = on(second, () -> semaphore.acquire(patiently.withLease(Duration.ofSeconds(60))));
             CompletableFuture<PermitHandle> waiting = CompletableFuture.supplyAsync(() -> {
                 try {
                     return semaphore.tryAcquire(LockOptions.waitFor(Duration.ofSeconds(2)).withLease(Duration.ofSeconds(60)))

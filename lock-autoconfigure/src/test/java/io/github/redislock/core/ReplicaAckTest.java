@@ -172,7 +172,8 @@ class ReplicaAckTest {
     void withTheReplicaCutOffASemaphoreHandOverToAThreadOfTheSameClientIsNotGranted() throws Exception {
         RedisLockTemplate locks = acknowledged(Duration.ofMillis(100));
         RedisSemaphore semaphore = locks.semaphore("ack:hand-over", 1);
-        PermitHandle held = semaphore.acquire(LockOptions.tryOnce()); // acknowledged: the replica is live
+        // acknowledged: the replica is live (waiting, as a loaded machine's replica may miss 100 ms)
+        PermitHandle held = semaphore.acquire(LockOptions.waitFor(Duration.ofSeconds(10)));
         CompletableFuture<String> waiter = CompletableFuture.supplyAsync(() -> {
             try {
                 return semaphore.tryAcquire(LockOptions.waitFor(Duration.ofSeconds(2)).withLease(Duration.ofSeconds(30)))
@@ -214,7 +215,8 @@ class ReplicaAckTest {
         ExecutorService holder = Executors.newSingleThreadExecutor();
         try {
             for (Map.Entry<String, List<Function<LockOptions, Held>>> type : types.entrySet()) {
-                Held held = holder.submit(() -> type.getValue().get(0).apply(LockOptions.tryOnce())).get(10, TimeUnit.SECONDS);
+                Held held = holder.submit(() -> type.getValue().get(0).apply(LockOptions.waitFor(Duration.ofSeconds(10))))
+                        .get(30, TimeUnit.SECONDS);
                 AtomicReference<Thread> waitingThread = new AtomicReference<>();
                 CompletableFuture<String> waiter = CompletableFuture.supplyAsync(() -> {
                     waitingThread.set(Thread.currentThread());
