@@ -31,7 +31,8 @@ import org.springframework.dao.DataAccessException;
  * at a time (the first) asks Redis and sleeps for a release (a try without waiting does not queue).
  * <p>
  * Each queued thread posts an {@link Offer}: a release by another thread of this client hands the first open offer
- * permits in the release's own script call when no other client has waited longer, so a busy semaphore costs one
+ * permits in the release's own script call when no other client has waited longer (acknowledged by the replicas as
+ * an acquisition is, with {@link RedisLockConfig.ReplicaAck} on), so a busy semaphore costs one
  * script call per acquisition and release instead of two. In Redis, a client's waiting threads are one waiter entry
  * ({@link #clientWaiter}), which a hand-over moves to the back of the queue while more of them wait.
  */
@@ -126,7 +127,9 @@ final class SemaphorePermits {
 
     /**
      * What a queued thread asks for, so that a release by another thread can hand it permits: claimed by at most
-     * one release at a time, settled by it with a token or nothing, closed by the waiter when it stops waiting.
+     * one release at a time, settled by it with a token or nothing, closed by the waiter when it stops waiting. A
+     * waiter whose wait time ends while a release has its offer claimed does not wait for that release (which may be
+     * stuck in Redis up to the driver's timeout): it withdraws, and the release returns what it handed over.
      */
     private static final class Offer {
 
@@ -142,6 +145,8 @@ final class SemaphorePermits {
         private long grantedAtNanos;
         /** A claiming release failed to reach Redis: it may have handed permits over that nobody knows of. */
         private boolean uncertain;
+        /** The waiter stopped waiting while a release had it claimed: that release returns what it hands over. */
+        private boolean withdrawn;
 
         Offer(String holder, int permits, long leaseMillis) {
             this.holder = holder;
@@ -192,10 +197,20 @@ final class SemaphorePermits {
             }
         }
 
-        /** Ends a claim: {@code grantedToken} > 0 when the release handed the permits over. */
-        void settle(long grantedToken, long requestStartNanos, boolean failed) {
+        /**
+         * Ends a claim: {@code grantedToken} > 0 when the release handed the permits over.
+         *
+         * @return whether the waiter withdrew meanwhile and permits were (or may have been) handed to it: the
+         *         release must return them
+         */
+        boolean settle(long grantedToken, long requestStartNanos, boolean failed) {
             lock.lock();
             try {
+                if (withdrawn) {
+                    claimed = false;
+                    changed.signalAll();
+                    return grantedToken > 0 || failed;
+                }
                 if (grantedToken > 0) {
                     token = grantedToken;
                     grantedAtNanos = requestStartNanos;
@@ -204,6 +219,7 @@ final class SemaphorePermits {
                 uncertain |= failed;
                 claimed = false;
                 changed.signalAll();
+                return false;
             } finally {
                 lock.unlock();
             }
@@ -221,40 +237,50 @@ final class SemaphorePermits {
                         return Turn.FIRST;
                     }
                     long left = deadline.remainingNanos();
-                    if (left <= 0 && !claimed) {
-                        return Turn.TIMED_OUT;
+                    if (left <= 0) {
+                        return Turn.TIMED_OUT; // also while a release hands permits over: it returns them then
                     }
-                    if (claimed) {
-                        changed.await(); // a release is handing permits over right now: wait for its answer
-                    } else {
-                        changed.awaitNanos(left);
-                    }
+                    changed.awaitNanos(left);
                 }
             } finally {
                 lock.unlock();
             }
         }
 
-        /** The token handed over, or 0; waits for a claiming release's answer first. */
-        long granted() {
+        /**
+         * The token handed over, or 0; waits for a claiming release's answer first, until the deadline: -1 when a
+         * release still hands permits over then.
+         */
+        long granted(Deadline deadline) {
             lock.lock();
             try {
                 while (claimed) {
-                    changed.awaitUninterruptibly();
+                    long left = deadline.remainingNanos();
+                    if (left <= 0) {
+                        return -1;
+                    }
+                    changed.awaitNanos(left);
                 }
                 return token;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the wait loop ends the wait on it
+                return claimed ? -1 : token;
             } finally {
                 lock.unlock();
             }
         }
 
-        /** No release claims it any more; waits for one under way. Returns whether permits may have been handed over. */
+        /**
+         * No release claims it any more. Returns whether permits may have been handed over that the caller must
+         * return; a release under way returns what it hands over itself, so this does not wait for it.
+         */
         boolean close() {
             lock.lock();
             try {
                 closed = true;
-                while (claimed) {
-                    changed.awaitUninterruptibly();
+                if (claimed) {
+                    withdrawn = true;
+                    return false;
                 }
                 return token > 0 || uncertain;
             } finally {
@@ -307,7 +333,7 @@ final class SemaphorePermits {
                     return Optional.empty();
                 }
                 if (turn == Turn.HANDED) {
-                    holding.held(holder, offer.granted(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), offer.grantedAtNanos(),
+                    holding.held(holder, offer.granted(deadline), TimeUnit.MILLISECONDS.toNanos(leaseMillis), offer.grantedAtNanos(),
                             lease == null);
                 }
             }
@@ -316,7 +342,12 @@ final class SemaphorePermits {
                 Queue myQueue = queue;
                 waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
                     if (myOffer != null) {
-                        long handed = myOffer.granted();
+                        long handed = myOffer.granted(deadline);
+                        if (handed < 0) {
+                            // the wait is over while a release hands permits over (it may be stuck in Redis): the
+                            // release returns them, this thread keeps its wait time
+                            return new AcquireReply(0, 0);
+                        }
                         if (handed > 0) {
                             holding.held(holder, handed, TimeUnit.MILLISECONDS.toNanos(leaseMillis),
                                     myOffer.grantedAtNanos(), lease == null);
@@ -502,15 +533,23 @@ final class SemaphorePermits {
             reply = scripts.releaseAndHandOver(key, holder, name, offer.holder, offer.permits, offer.leaseMillis,
                     clientWaiter(), moreWaiting[0], HANDED_OVER_ENTRY_MILLIS);
         } catch (RuntimeException e) {
-            offer.settle(0, 0, true);
+            settleAndReturnIfWithdrawn(key, offer, 0, 0, true);
             throw e;
         }
-        if (reply.handedOver()) {
+        if (reply.unacknowledged()) {
+            // taken back (or ended by its lease if that failed too): the next thread asks Redis itself
+            settleAndReturnIfWithdrawn(key, offer, 0, 0, true);
+            if (wakePoint != null) {
+                wakePoint.wake(); // the permits are free again, and this client's waiter entry may be gone from Redis
+            }
+        } else if (reply.handedOver()) {
             if (reply.full() && moreWaiting[0] && wakePoint != null) {
                 queue.fullAtNanos = System.nanoTime();
                 queue.fullAtFrees = freesBefore;
             }
-            offer.settle(reply.token(), requestStart, false);
+            if (settleAndReturnIfWithdrawn(key, offer, reply.token(), requestStart, false)) {
+                return reply.wasHolder(); // its thread stopped waiting: the permits go back to the semaphore
+            }
             if (wakePoint != null && offer.isFirst()) {
                 // the first thread sleeps on the wake point, not on its offer
                 queue.handOverWakeups.incrementAndGet();
@@ -519,9 +558,23 @@ final class SemaphorePermits {
         } else {
             // declined (another client waited longer, or too few permits): the script woke the waiting clients,
             // this one too if it waits, in their order
-            offer.settle(0, 0, false);
+            settleAndReturnIfWithdrawn(key, offer, 0, 0, false);
         }
         return reply.wasHolder();
+    }
+
+    /**
+     * Settles {@code offer}'s claim; when its thread stopped waiting meanwhile and permits were (or may have been)
+     * handed to it, returns them.
+     *
+     * @return whether the thread had stopped waiting and the permits are being returned
+     */
+    private boolean settleAndReturnIfWithdrawn(String key, Offer offer, long token, long requestStart, boolean failed) {
+        if (!offer.settle(token, requestStart, failed)) {
+            return false;
+        }
+        cleanup.run(() -> scripts.release(key, offer.holder, wakeName(key)));
+        return true;
     }
 
     int available(String key, int initialLimit) {

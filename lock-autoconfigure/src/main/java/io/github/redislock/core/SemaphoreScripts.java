@@ -87,22 +87,41 @@ final class SemaphoreScripts {
      * @param clientWaiter the releasing client's waiter id ({@code next}'s waiter entry)
      * @param moreWaiting whether more threads of the client wait after {@code next}: its waiter entry then stays,
      *        at the back of the queue, for {@code entryMillis}
+     * @return the reply; with replica acknowledgement, a hand-over too few replicas acknowledged is taken back (the
+     *         permits are released, and the next thread asks Redis itself) and answered as
+     *         {@link HandOverReply#unacknowledged()}
      */
     HandOverReply releaseAndHandOver(String key, String holder, String wakeName, String next, int nextPermits,
             long nextLeaseMillis, String clientWaiter, boolean moreWaiting, long entryMillis) {
-        Long reply = runRelease(key, holder, wakeName, next, nextPermits, nextLeaseMillis, clientWaiter, moreWaiting,
-                entryMillis);
-        return HandOverReply.of(reply == null ? 0 : reply);
+        long[] unacknowledged = {0};
+        try {
+            // a hand-over grants permits like an acquisition does: acknowledged alike, or a failover to a replica
+            // that never got it would grant the same permits again
+            Long reply = redis.runAcknowledged(RELEASE, keys.semaphoreReleaseKeysEncoded(key),
+                    handedOver -> HandOverReply.of(handedOver).handedOver(), handedOver -> {
+                        unacknowledged[0] = handedOver;
+                        release(key, next, wakeName);
+                    }, "the hand-over", releaseArgs(holder, wakeName, next, nextPermits, nextLeaseMillis, clientWaiter,
+                            moreWaiting, entryMillis));
+            return HandOverReply.of(reply == null ? 0 : reply);
+        } catch (ReplicaAckException e) {
+            return new HandOverReply(HandOverReply.of(unacknowledged[0]).wasHolder(), 0, false, true);
+        }
     }
 
     private Long runRelease(String key, String holder, String wakeName, String next, int nextPermits,
             long nextLeaseMillis, String clientWaiter, boolean moreWaiting, long entryMillis) {
-        return redis.run(RELEASE, keys.semaphoreReleaseKeysEncoded(key), new byte[][] {ScriptRunner.bytes(holder),
-                keys.wakeChannelPrefixEncoded(), ScriptRunner.bytes(wakeName), THREADS_WOKEN_PER_RELEASE_BYTES,
-                next.isEmpty() ? NONE : ScriptRunner.bytes(next), ScriptRunner.number(nextPermits),
-                ScriptRunner.number(nextLeaseMillis), FENCE_GRACE_BYTES,
+        return redis.run(RELEASE, keys.semaphoreReleaseKeysEncoded(key), releaseArgs(holder, wakeName, next, nextPermits,
+                nextLeaseMillis, clientWaiter, moreWaiting, entryMillis));
+    }
+
+    private byte[][] releaseArgs(String holder, String wakeName, String next, int nextPermits, long nextLeaseMillis,
+            String clientWaiter, boolean moreWaiting, long entryMillis) {
+        return new byte[][] {ScriptRunner.bytes(holder), keys.wakeChannelPrefixEncoded(), ScriptRunner.bytes(wakeName),
+                THREADS_WOKEN_PER_RELEASE_BYTES, next.isEmpty() ? NONE : ScriptRunner.bytes(next),
+                ScriptRunner.number(nextPermits), ScriptRunner.number(nextLeaseMillis), FENCE_GRACE_BYTES,
                 clientWaiter.isEmpty() ? NONE : ScriptRunner.bytes(clientWaiter), moreWaiting ? ONE : ZERO,
-                ScriptRunner.number(entryMillis), RETENTION_BYTES});
+                ScriptRunner.number(entryMillis), RETENTION_BYTES};
     }
 
     /**
@@ -111,15 +130,17 @@ final class SemaphoreScripts {
      * @param wasHolder whether the releasing holder still had its permits
      * @param token the next thread's fencing token when it was handed permits, else 0
      * @param full whether no permit was left free after the hand-over
+     * @param unacknowledged whether too few replicas acknowledged a hand-over, which was taken back (or, if taking it
+     *        back failed too, is ended by its lease)
      */
-    record HandOverReply(boolean wasHolder, long token, boolean full) {
+    record HandOverReply(boolean wasHolder, long token, boolean full, boolean unacknowledged) {
 
         static HandOverReply of(long reply) {
             if (reply == 0 || reply == 1) {
-                return new HandOverReply(reply == 1, 0, false);
+                return new HandOverReply(reply == 1, 0, false, false);
             }
             long magnitude = Math.abs(reply);
-            return new HandOverReply(reply > 0, magnitude / 2, magnitude % 2 == 1);
+            return new HandOverReply(reply > 0, magnitude / 2, magnitude % 2 == 1, false);
         }
 
         boolean handedOver() {

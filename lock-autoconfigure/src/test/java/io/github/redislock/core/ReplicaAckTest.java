@@ -4,11 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 import io.github.redislock.test.RedisSentinelProcesses;
 import io.github.redislock.test.WithRedisSentinel;
@@ -155,6 +161,120 @@ class ReplicaAckTest {
         try (PermitHandle permit = semaphore.acquire(LockOptions.tryOnce())) {
             assertThat(semaphore.availablePermits()).as("the permit taken back before is free again").isEqualTo(1);
         }
+    }
+
+    /**
+     * A release handing its permits to a waiting thread of the same client grants them in the release's own script
+     * call: with the replica cut off, that grant must be refused like any other, or a failover to the replica (which
+     * never got it) gives the same permits to someone else (ReplicaAckFailoverTest).
+     */
+    @Test
+    void withTheReplicaCutOffASemaphoreHandOverToAThreadOfTheSameClientIsNotGranted() throws Exception {
+        RedisLockTemplate locks = acknowledged(Duration.ofMillis(100));
+        RedisSemaphore semaphore = locks.semaphore("ack:hand-over", 1);
+        // acknowledged: the replica is live (waiting, as a loaded machine's replica may miss 100 ms)
+        PermitHandle held = semaphore.acquire(LockOptions.waitFor(Duration.ofSeconds(10)));
+        CompletableFuture<String> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                return semaphore.tryAcquire(LockOptions.waitFor(Duration.ofSeconds(2)).withLease(Duration.ofSeconds(30)))
+                        .map(handle -> "granted, held " + handle.isHeld()).orElse("not granted");
+            } catch (LockNotAcquiredException e) {
+                return "not granted: " + e.getMessage();
+            }
+        });
+        awaitWaiting(locks, "ack:hand-over");
+        cutOffTheReplica();
+        held.release(); // the waiting thread is this client's: the release hands it the permit
+        assertThat(waiter.get(20, TimeUnit.SECONDS)).as("the waiting thread's outcome").startsWith("not granted");
+        assertThat(sentinel.master().command("ZCARD", "redis-lock:{ack:hand-over}:semaphore:holders"))
+                .as("permits held in Redis").isEqualTo("0");
+    }
+
+    /** A holding as a test sees it, whatever the lock type. */
+    private record Held(BooleanSupplier isHeld, Runnable release) {
+    }
+
+    /**
+     * Every other grant that passes from a releasing thread to a waiting thread of the same client, with the replica
+     * cut off: the exclusive lock's hand-over in Redis (acknowledged, taken back), the fair lock's (the waiter takes
+     * it only through its own acknowledged acquisition), the write lock's to a writer and to a reader (each asks
+     * Redis with an acknowledged acquisition). None may be granted.
+     */
+    @Test
+    void withTheReplicaCutOffNoLockTypeHandsOverToAWaitingThreadOfTheSameClient() throws Exception {
+        RedisLockTemplate locks = acknowledged(Duration.ofMillis(100));
+        Map<String, List<Function<LockOptions, Held>>> types = new LinkedHashMap<>();
+        Function<LockOptions, Held> write = o -> held(locks.acquireAll(List.of("ack:hand-over:write"), o, LockMode.WRITE));
+        types.put("exclusive", List.of(o -> held(locks.acquire("ack:hand-over:exclusive", o)),
+                o -> held(locks.acquire("ack:hand-over:exclusive", o))));
+        types.put("fair", List.of(o -> held(locks.acquireFair("ack:hand-over:fair", o)),
+                o -> held(locks.acquireFair("ack:hand-over:fair", o))));
+        types.put("write to write", List.of(write, write));
+        types.put("write to read", List.of(write,
+                o -> held(locks.acquireAll(List.of("ack:hand-over:write"), o, LockMode.READ))));
+        ExecutorService holder = Executors.newSingleThreadExecutor();
+        try {
+            for (Map.Entry<String, List<Function<LockOptions, Held>>> type : types.entrySet()) {
+                Held held = holder.submit(() -> type.getValue().get(0).apply(LockOptions.waitFor(Duration.ofSeconds(10))))
+                        .get(30, TimeUnit.SECONDS);
+                AtomicReference<Thread> waitingThread = new AtomicReference<>();
+                CompletableFuture<String> waiter = CompletableFuture.supplyAsync(() -> {
+                    waitingThread.set(Thread.currentThread());
+                    try {
+                        Held granted = type.getValue().get(1).apply(LockOptions.waitFor(Duration.ofSeconds(2)));
+                        return "granted, held " + granted.isHeld().getAsBoolean();
+                    } catch (LockNotAcquiredException e) {
+                        return "not granted: " + e.getMessage();
+                    }
+                });
+                awaitParked(waitingThread);
+                cutOffTheReplica();
+                holder.submit(held.release()).get(10, TimeUnit.SECONDS);
+                assertThat(waiter.get(20, TimeUnit.SECONDS)).as(type.getKey() + ": the waiting thread's outcome")
+                        .startsWith("not granted");
+                sentinel.replica().resume();
+                sentinel.awaitReplicaInSync();
+            }
+        } finally {
+            holder.shutdownNow();
+        }
+    }
+
+    private static Held held(LockHandle handle) {
+        return new Held(handle::isHeld, handle::release);
+    }
+
+    private static Held held(MultiLockHandle handle) {
+        return new Held(handle::isHeld, handle::release);
+    }
+
+    /** Waits until {@code thread} has started and waits (for the lock: nothing else it does parks it for long). */
+    private static void awaitParked(AtomicReference<Thread> thread) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (thread.get() == null || thread.get().getState() != Thread.State.TIMED_WAITING) {
+            assertThat(System.nanoTime()).as("the waiting thread waits").isLessThan(end);
+            Thread.sleep(5);
+        }
+        Thread.sleep(50); // it parks to wait for the lock, not on its way there
+    }
+
+    /** Waits until a thread of {@code locks} waits for semaphore {@code key} in Redis (its client's waiter entry). */
+    private static void awaitWaiting(RedisLockTemplate locks, String key) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!String.valueOf(sentinel.master().command("ZRANGE", "redis-lock:{" + key + "}:semaphore:waiters", "0", "-1"))
+                .contains(locks.clientId())) {
+            assertThat(System.nanoTime()).as("a thread waits for " + key).isLessThan(end);
+            Thread.sleep(10);
+        }
+    }
+
+    /**
+     * Stops the replica (SIGSTOP) and drops its link: SIGSTOP alone loses nothing, as the kernel still takes the
+     * master's stream into the stopped replica's socket buffer.
+     */
+    private static void cutOffTheReplica() {
+        sentinel.replica().pause();
+        sentinel.master().command("CLIENT", "KILL", "TYPE", "replica");
     }
 
     @Test

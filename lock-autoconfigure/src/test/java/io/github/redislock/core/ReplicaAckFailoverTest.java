@@ -1,0 +1,124 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import io.github.redislock.test.RedisSentinelProcesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code redis-lock.replica-ack} across a real Sentinel failover (a deployment of its own: the master is killed):
+ * permits handed from one thread to another of the same client while the replica was cut off are not counted again
+ * by the promoted replica, so no more permits than the limit are held after the failover.
+ */
+class ReplicaAckFailoverTest {
+
+    private static final String KEY = "ack:failover";
+
+    private final List<ExecutorService> threads = new ArrayList<>();
+
+    @AfterEach
+    void stopThreads() {
+        threads.forEach(ExecutorService::shutdownNow);
+    }
+
+    /** Runs {@code task} on a thread of its own, the one every later call of the same {@code thread} runs on. */
+    private <T> T on(ExecutorService thread, Callable<T> task) throws Exception {
+        return thread.submit(task).get(30, TimeUnit.SECONDS);
+    }
+
+    private ExecutorService thread() {
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        threads.add(thread);
+        return thread;
+    }
+
+    @Test
+    void permitsHandedOverInTheClientWhileTheReplicaWasCutOffAreNotGrantedTwiceAfterTheFailover() throws Exception {
+        int limit = 2;
+        try (RedisSentinelProcesses deployment = RedisSentinelProcesses.start();
+                RedisClients clients = new RedisClients(deployment)) {
+            RedisLockTemplate locks = clients.lockTemplate(RedisLockConfig.defaults().withReplicaAck(1, Duration.ofMillis(100)));
+            RedisLockTemplate afterFailover = clients.lockTemplate(); // another client; the promoted replica has no replica
+            RedisSemaphore semaphore = locks.semaphore(KEY, limit);
+            ExecutorService first = thread();
+            ExecutorService second = thread();
+            // both acknowledged while the replica is live (waiting: a loaded machine's replica may miss 100 ms); the
+            // first one's lease has ended by the time the failover is over
+            LockOptions patiently = LockOptions.waitFor(Duration.ofSeconds(10));
+            PermitHandle shortLease = on(first, () -> semaphore.acquire(patiently.withLease(Duration.ofSeconds(3))));
+            PermitHandle longLease = on(second, () -> semaphore.acquire(patiently.withLease(Duration.ofSeconds(60))));
+            CompletableFuture<PermitHandle> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return semaphore.tryAcquire(LockOptions.waitFor(Duration.ofSeconds(2)).withLease(Duration.ofSeconds(60)))
+                            .orElse(null);
+                } catch (LockNotAcquiredException refused) {
+                    return null;
+                }
+            }, thread());
+            awaitWaiting(deployment, locks);
+            // SIGSTOP alone loses nothing (the kernel buffers the master's stream for the stopped replica): drop its link too
+            deployment.replica().pause();
+            deployment.master().command("CLIENT", "KILL", "TYPE", "replica");
+            on(first, () -> {
+                shortLease.release(); // hands the permit to the waiting thread of this client
+                return null;
+            });
+            PermitHandle handedOver = waiting.get(30, TimeUnit.SECONDS);
+
+            deployment.master().kill();
+            deployment.replica().resume();
+            awaitFailover(deployment);
+            PermitHandle another = null;
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (another == null && System.nanoTime() < end) {
+                try {
+                    another = afterFailover.semaphore(KEY, limit).tryAcquire(LockOptions.waitFor(Duration.ofMillis(500))
+                            .withLease(Duration.ofSeconds(30))).orElse(null);
+                } catch (LockNotAcquiredException failingOver) {
+                    // the sentinels' new master is not known to the client yet
+                }
+            }
+            assertThat(another).as("another client got a permit on the promoted replica").isNotNull();
+            int held = (longLease.isHeld() ? 1 : 0) + (handedOver != null && handedOver.isHeld() ? 1 : 0)
+                    + (another.isHeld() ? 1 : 0);
+            assertThat(held).as("permits held at once (handed over in the client before the failover: %s)",
+                    handedOver != null).isLessThanOrEqualTo(limit);
+        }
+    }
+
+    private static void awaitWaiting(RedisSentinelProcesses deployment, RedisLockTemplate locks) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!String.valueOf(deployment.master().command("ZRANGE", "redis-lock:{" + KEY + "}:semaphore:waiters", "0", "-1"))
+                .contains(locks.clientId())) {
+            assertThat(System.nanoTime()).as("a thread waits for the semaphore").isLessThan(end);
+            Thread.sleep(10);
+        }
+    }
+
+    /** Waits until the sentinels name the replica, now a master, as the master. */
+    private static void awaitFailover(RedisSentinelProcesses deployment) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                if (deployment.currentMasterPort() == deployment.replica().port()
+                        && deployment.replica().command("ROLE").startsWith("master")) {
+                    return;
+                }
+            } catch (RuntimeException notYet) {
+                // a sentinel busy failing over
+            }
+            assertThat(System.nanoTime()).as("the sentinels promote the replica").isLessThan(end);
+            Thread.sleep(20);
+        }
+    }
+}
