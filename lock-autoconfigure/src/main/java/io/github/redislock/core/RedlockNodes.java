@@ -35,6 +35,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 final class RedlockNodes implements AutoCloseable {
 
     private static final RedisScript<Long> RAISE_FENCE = LockScripts.load("redlock-fence");
+    private static final RedisScript<Long> MARK_NEW = LockScripts.load("redlock-mark");
 
     /**
      * How long a node's fencing counter keeps the last Redlock token. A later acquisition that reaches the node
@@ -66,7 +67,7 @@ final class RedlockNodes implements AutoCloseable {
     }
 
     /**
-     * @param restartDelay how long a node that came back empty (or is new) grants nothing: at least the longest lease
+     * @param restartDelay how long a node that restarted, came back empty or is new grants nothing: at least the longest lease
      *        any client takes on these nodes
      */
     RedlockNodes(Map<String, StringRedisTemplate> nodes, RedisLockKeys keys, String clientId, Duration restartDelay) {
@@ -130,7 +131,7 @@ final class RedlockNodes implements AutoCloseable {
             boolean unreachable = grants.failed() + grants.pending() >= quorum;
             String reason = granted + " of " + size() + " Redis nodes granted it (a majority is " + quorum + "), "
                     + refused + " had it held by another owner"
-                    + (delayed == 0 ? "" : ", " + delayed + " came back empty and grant nothing until their restart delay"
+                    + (delayed == 0 ? "" : ", " + delayed + " restarted or came back empty and grant nothing until their restart delay"
                             + " (redis-lock.redlock.restart-delay, " + restartDelayMillis + " ms) is over")
                     + grants.failures();
             return Attempt.failed(reason, unreachable, granted);
@@ -246,8 +247,9 @@ final class RedlockNodes implements AutoCloseable {
             // no node answered (none up yet, say): nothing learnt and nothing marked, so look again next time
             deploymentChecked = !marked.values().isEmpty();
             if (marked.values().size() == size() && marked.count(Boolean::booleanValue) == 0) {
-                // SET NX: a node that another client's acquisition reached meanwhile keeps the delay it was given
-                callAll(node -> node.redis().opsForValue().setIfAbsent(restartMarker, "0"), System.nanoTime() + replyNanos,
+                // redlock-mark.lua, with each node process's run_id (so that a restart from persisted data is told
+                // apart), only where no marker is: a node another client's acquisition reached meanwhile keeps its delay
+                callAll(node -> node.redis().execute(MARK_NEW, List.of(restartMarker)), System.nanoTime() + replyNanos,
                         r -> r.values().size() + r.failed() == size());
                 log.info("Redlock nodes {} have no restart marker: a new deployment, marked to grant at once", names());
             }
@@ -256,13 +258,13 @@ final class RedlockNodes implements AutoCloseable {
         }
     }
 
-    /** Logs once per restart delay that {@code node} came back empty and grants nothing for a while. */
+    /** Logs once per restart delay that {@code node} restarted or came back empty and grants nothing for a while. */
     private AcquireReply noteRestart(Node node, AcquireReply reply) {
         if (reply.restarting()) {
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(reply.restartDelayLeftMillis());
             Long known = restarting.put(node.name(), until);
             if (known == null || known - System.nanoTime() < 0) {
-                log.warn("Redlock node {} came back empty (restarted without persistence, flushed, or new): it grants no lock "
+                log.warn("Redlock node {} restarted (also from persisted data), came back empty (flushed) or is new: it grants no lock "
                         + "for {} ms more, until every lock it may have held has expired (redis-lock.redlock.restart-delay)",
                         node.name(), reply.restartDelayLeftMillis());
             }
