@@ -88,6 +88,12 @@ public final class RedlockTemplate implements AutoCloseable {
 
     public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofSeconds(1);
 
+    /**
+     * How many locks are renewed at once. A renewal waits for a majority of the nodes (about one round trip), not for
+     * every node; so many at once keep thousands of held locks renewed in time, each on its own schedule.
+     */
+    static final int WATCHDOG_THREADS = 16;
+
     private final RedisLockConfig config;
     private final String clientId;
     private final RedlockNodes nodes;
@@ -152,7 +158,7 @@ public final class RedlockTemplate implements AutoCloseable {
                 .map(redis -> new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                         keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll))
                 .toList();
-        this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("redis-lock-redlock-watchdog"));
+        this.watchdog = Executors.newScheduledThreadPool(WATCHDOG_THREADS, daemon("redis-lock-redlock-watchdog"));
         this.listenerThread = Executors.newSingleThreadExecutor(daemon("redis-lock-redlock-listeners"));
     }
 
