@@ -205,7 +205,9 @@ public final class ChaosRun implements AutoCloseable {
             // not in the short run of ./mvnw verify (ChaosSuiteTest): about a minute even with 2 repetitions
             outcomes.addAll(run.redlock(repetitions));
             List<SentinelFailover.Outcome> failovers = SentinelFailover.all(failoverTrials, System.getProperty("chaos.only", ""));
-            String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers));
+            List<RedlockFrozenNode.Outcome> frozen = RedlockFrozenNode.all(System.getProperty("chaos.only", ""));
+            String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers))
+                    + RedlockFrozenNode.report(frozen);
             System.out.println(report);
             String docs = System.getProperty("chaos.docs", "docs");
             if (!docs.isEmpty()) {
@@ -215,6 +217,7 @@ public final class ChaosRun implements AutoCloseable {
             }
             List<String> failures = failures(outcomes);
             failovers.forEach(failover -> failures.addAll(failover.failures()));
+            frozen.forEach(outcome -> failures.addAll(outcome.failures()));
             if (!failures.isEmpty()) {
                 System.err.println("FAILED: " + failures);
                 System.exit(1);
