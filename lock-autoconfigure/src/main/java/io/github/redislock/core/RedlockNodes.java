@@ -194,9 +194,10 @@ final class RedlockNodes implements AutoCloseable {
             noteRestart(node, node.scripts().redlockAcquire(key, owner, leaseMillis, 0, false, restartMarker,
                     restartDelayMillis, true));
             return false;
-        }, start + replyNanos, r -> r.count(Boolean::booleanValue) >= quorum || r.count(still -> !still) > size() - quorum
-                || r.values().size() + r.failed() == size());
-        // settled by a majority: a node still to answer (frozen, say) holds up neither this renewal nor the next lock's
+        }, start + replyNanos, r -> r.count(Boolean::booleanValue) >= quorum || r.values().size() + r.failed() == size()
+                || restStalled(r));
+        // settled by a majority renewed: a node still to answer (frozen, say) holds up neither this renewal nor the next
+        // lock's; one that finds it lost waits for every node that is not taken for frozen, to say where it still is
         long held = renewed.count(Boolean::booleanValue);
         long gone = renewed.count(still -> !still);
         return new Renewal(start, held >= quorum, gone > size() - quorum,
