@@ -6,14 +6,19 @@
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
 -- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success),
 -- ARGV[7] how many of the longest-waiting clients a turn belongs to (see release.lua)
--- Redlock nodes only: KEYS[5] the node's restart marker (its value: the node's clock in ms before which it grants
--- nothing), ARGV[8] the restart delay in ms, ARGV[9] '1' when the holder's watchdog puts its own lock back
+-- Redlock nodes only: KEYS[5] the node's restart marker (its value: '<run_id> <ms>', the node process that wrote
+-- it and that process's clock in ms before which it grants nothing), ARGV[8] the restart delay in ms, ARGV[9] '1'
+-- when the holder's watchdog puts its own lock back
 -- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0),
 -- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms).
--- A Redlock node without its marker came back empty (restarted without persistence, flushed) or is new: it forgot
--- every lock it held, so it grants nothing for the restart delay (the longest lease any client takes), until every
--- lock it may have held has expired (antirez's delayed restart). Meanwhile the watchdog of a holder whose lease is
--- still valid may put that holder's lock back: that gives the lock to nobody new.
+-- A Redlock node may have forgotten locks it granted: without its marker it came back empty (restarted without
+-- persistence, flushed) or is new; with a marker another process wrote (another run_id) it restarted, maybe from
+-- persisted data (an RDB snapshot, an AOF not fsynced on every write), which holds the marker but not the locks
+-- granted after it was written. Either way it grants nothing for the restart delay (the longest lease any client
+-- takes), from its start (a restart) or from now (no marker), until every lock it may have held has expired
+-- (antirez's delayed restart). The run_id and uptime come from INFO server, read only when the node would grant.
+-- Meanwhile the watchdog of a holder whose lease is still valid may put that holder's lock back: that gives the
+-- lock to nobody new.
 -- A lock whose value is '~turn' was just released while other clients waited: for a short while only the
 -- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
 -- thread) cannot overtake them.
@@ -21,17 +26,43 @@
 -- Uses lib/waiters.lua.
 local lease = tonumber(ARGV[2])
 
-if KEYS[5] then
+-- On a Redlock node, before it grants: how many ms of its restart delay are left (0: none, or not a Redlock node).
+local function restart_delay_left()
+  if not KEYS[5] then
+    return 0
+  end
   local now = redis.call('TIME')
   local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  local notBefore = tonumber(redis.call('GET', KEYS[5]) or '-1')
-  if notBefore < 0 then
+  local info = redis.call('INFO', 'server')
+  local runId = string.match(info, 'run_id:(%x+)')
+  local marker = redis.call('GET', KEYS[5])
+  local notBefore
+  if not marker then
     notBefore = nowMs + tonumber(ARGV[8])
-    redis.call('SET', KEYS[5], string.format('%d', notBefore))
+  else
+    local markedRun, markedNotBefore = string.match(marker, '^(%x+) (%-?%d+)$')
+    if not markedRun then
+      markedNotBefore = marker -- written before markers named their process
+    end
+    notBefore = tonumber(markedNotBefore) or 0
+    if markedRun ~= runId then
+      -- uptime_in_seconds rounds down: this start is no earlier than the real one, so the delay is not cut short
+      local started = nowMs - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000
+      notBefore = math.max(notBefore, started + tonumber(ARGV[8]))
+    end
+  end
+  local value = runId .. ' ' .. string.format('%d', notBefore)
+  if value ~= marker then
+    redis.call('SET', KEYS[5], value)
   end
   if nowMs < notBefore and ARGV[9] ~= '1' then
-    return -(1099511627776 + notBefore - nowMs)
+    return notBefore - nowMs
   end
+  return 0
+end
+
+local function restarting(left)
+  return -(1099511627776 + left)
 end
 
 local function token_from_clock()
@@ -42,11 +73,19 @@ local current = redis.call('GET', KEYS[1])
 if current == '~turn' then
   local rank = redis.call('ZRANK', KEYS[3], ARGV[3])
   if rank and rank < tonumber(ARGV[7]) then
+    local left = restart_delay_left()
+    if left > 0 then
+      return restarting(left)
+    end
     redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
     withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
     return token_from_clock()
   end
 elseif not current then
+  local left = restart_delay_left()
+  if left > 0 then
+    return restarting(left)
+  end
   redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
   if ARGV[6] == '1' then
     withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])

@@ -37,7 +37,8 @@ if ARGV[5] and ARGV[5] ~= '' then
     local token = next_fencing_token(now, KEYS[2], ARGV[7])
     local reserved = tonumber(ARGV[10] or '1')
     if reserved > 1 then
-      redis.call('SET', KEYS[2], string.format('%d', token + reserved - 1), 'PX', ARGV[7])
+      -- the TTL next_fencing_token gave it: never shorter than a longer-lived counter's
+      redis.call('SET', KEYS[2], string.format('%d', token + reserved - 1), 'PX', redis.call('PTTL', KEYS[2]))
     end
     return token
   end

@@ -26,7 +26,7 @@ public class RedlockProperties {
     private Duration timeout = Duration.ofSeconds(1);
 
     /**
-     * How long a Redlock node that came back empty (restarted without persistence, flushed) grants no lock, so that
+     * How long a Redlock node that restarted (with or without persistence) or was flushed grants no lock, so that
      * every lock it forgot has expired first: at least the longest lease any client takes on these nodes. Defaults to
      * redis-lock.lease-time; a redlock acquisition with a longer fixed lease is refused.
      */

@@ -129,7 +129,7 @@ final class LockScripts {
             return new AcquireReply(0, -value);
         }
 
-        /** Whether a Redlock node refused because it came back empty and sits out its restart delay. */
+        /** Whether a Redlock node refused because it restarted or came back empty and sits out its restart delay. */
         boolean restarting() {
             return restartDelayLeftMillis > 0;
         }
@@ -186,7 +186,8 @@ final class LockScripts {
 
     /**
      * Like {@link #acquire}, on a Redlock node: a node without its restart marker ({@code marker}) came back empty or
-     * is new, and grants nothing for {@code restartDelayMillis} (see {@code acquire.lua}).
+     * is new, one whose marker another process of it wrote (another {@code run_id}) restarted, maybe from persisted
+     * data; either grants nothing for {@code restartDelayMillis} (see {@code acquire.lua}).
      *
      * @param repair whether this is the holder's watchdog putting its own lock back, let through during the delay
      */

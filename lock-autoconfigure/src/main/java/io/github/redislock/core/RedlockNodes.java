@@ -7,9 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,6 +18,7 @@ import java.util.function.Predicate;
 import io.github.redislock.core.LockScripts.AcquireReply;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -35,12 +34,30 @@ import org.springframework.data.redis.core.script.RedisScript;
 final class RedlockNodes implements AutoCloseable {
 
     private static final RedisScript<Long> RAISE_FENCE = LockScripts.load("redlock-fence");
+    private static final RedisScript<Long> MARK_NEW = LockScripts.load("redlock-mark");
 
     /**
      * How long a node's fencing counter keeps the last Redlock token. A later acquisition that reaches the node
      * within it gets a higher token from the counter; after it, from the node's clock (see {@link RedlockTemplate}).
      */
     static final Duration FENCE_MEMORY = Duration.ofMinutes(1);
+
+    /**
+     * How many calls to one node run at once; more wait in that node's queue, and one whose reply deadline passed
+     * while it waited is dropped unsent. A frozen node (stopped, not refusing connections) so pins at most this many
+     * threads, and holds up no call to the other nodes.
+     */
+    static final int CALLS_PER_NODE = 64;
+
+    /**
+     * How long a node may leave calls unanswered before a release or a renewal stops waiting for it: a node that
+     * answered nothing for this long while calls to it were pending is taken for frozen, and a release returns once
+     * a majority answered, its call to that node still on its way.
+     */
+    static final long STALLED_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+    /** How often a wait for replies looks again whether the nodes it still waits for stalled meanwhile. */
+    private static final long STALL_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     /** How often a call is sent again on another connection when the node had closed the one it went out on. */
     static final int CLOSED_CONNECTION_RETRIES = 3;
@@ -50,7 +67,8 @@ final class RedlockNodes implements AutoCloseable {
     private final List<Node> nodes;
     private final int quorum;
     private final RedisLockKeys keys;
-    private final ExecutorService calls;
+    /** Each node's calls, by node name: a thread pool of its own, so a frozen node holds up no other node's calls. */
+    private final Map<String, Lane> lanes = new LinkedHashMap<>();
     /** The key each node keeps while it remembers its locks; see {@code acquire.lua}. */
     private final String restartMarker;
     private final long restartDelayMillis;
@@ -66,7 +84,7 @@ final class RedlockNodes implements AutoCloseable {
     }
 
     /**
-     * @param restartDelay how long a node that came back empty (or is new) grants nothing: at least the longest lease
+     * @param restartDelay how long a node that restarted, came back empty or is new grants nothing: at least the longest lease
      *        any client takes on these nodes
      */
     RedlockNodes(Map<String, StringRedisTemplate> nodes, RedisLockKeys keys, String clientId, Duration restartDelay) {
@@ -78,11 +96,16 @@ final class RedlockNodes implements AutoCloseable {
         this.quorum = list.size() / 2 + 1;
         this.keys = keys;
         AtomicInteger threads = new AtomicInteger();
-        this.calls = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), task -> {
-            Thread thread = new Thread(task, "redis-lock-redlock-" + threads.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+        for (Node node : this.nodes) {
+            ThreadPoolExecutor pool = new ThreadPoolExecutor(CALLS_PER_NODE, CALLS_PER_NODE, 60, TimeUnit.SECONDS,
+                    new LinkedBlockingQueue<>(), task -> {
+                        Thread thread = new Thread(task, "redis-lock-redlock-" + threads.incrementAndGet());
+                        thread.setDaemon(true);
+                        return thread;
+                    });
+            pool.allowCoreThreadTimeOut(true);
+            lanes.put(node.name(), new Lane(pool));
+        }
     }
 
     int size() {
@@ -123,14 +146,15 @@ final class RedlockNodes implements AutoCloseable {
         if (granted < quorum) {
             // the replies still on their way, so the release that follows reaches each node after its grant, not
             // before it on another connection (which would leave the grant there for the lease)
-            grants.await(deadline, r -> false);
+            // (not for a node taken for frozen: its grant, should it land late, ends with the lease there)
+            grants.await(deadline, this::restStalled);
             granted = grants.count(AcquireReply::acquired);
             long delayed = grants.count(AcquireReply::restarting);
             long refused = grants.count(reply -> !reply.acquired()) - delayed;
             boolean unreachable = grants.failed() + grants.pending() >= quorum;
             String reason = granted + " of " + size() + " Redis nodes granted it (a majority is " + quorum + "), "
                     + refused + " had it held by another owner"
-                    + (delayed == 0 ? "" : ", " + delayed + " came back empty and grant nothing until their restart delay"
+                    + (delayed == 0 ? "" : ", " + delayed + " restarted or came back empty and grant nothing until their restart delay"
                             + " (redis-lock.redlock.restart-delay, " + restartDelayMillis + " ms) is over")
                     + grants.failures();
             return Attempt.failed(reason, unreachable, granted);
@@ -150,7 +174,7 @@ final class RedlockNodes implements AutoCloseable {
             return Attempt.failed("a majority granted it, but only after " + TimeUnit.NANOSECONDS.toMillis(now - start)
                     + " ms, when its lease of " + leaseMillis + " ms had (nearly) run out", false, granted);
         }
-        return new Attempt(token, validUntil, null, false, granted, () -> grants.await(deadline, r -> false));
+        return new Attempt(token, validUntil, null, false, granted, () -> grants.await(deadline, this::restStalled));
     }
 
     /**
@@ -170,7 +194,10 @@ final class RedlockNodes implements AutoCloseable {
             noteRestart(node, node.scripts().redlockAcquire(key, owner, leaseMillis, 0, false, restartMarker,
                     restartDelayMillis, true));
             return false;
-        }, start + replyNanos, r -> r.values().size() + r.failed() == size());
+        }, start + replyNanos, r -> r.count(Boolean::booleanValue) >= quorum || r.values().size() + r.failed() == size()
+                || restStalled(r));
+        // settled by a majority renewed: a node still to answer (frozen, say) holds up neither this renewal nor the next
+        // lock's; one that finds it lost waits for every node that is not taken for frozen, to say where it still is
         long held = renewed.count(Boolean::booleanValue);
         long gone = renewed.count(still -> !still);
         return new Renewal(start, held >= quorum, gone > size() - quorum,
@@ -194,7 +221,8 @@ final class RedlockNodes implements AutoCloseable {
      */
     long release(String key, String owner, long holders, long replyNanos) {
         Replies<Boolean> released = callAll(node -> node.scripts().release(key, owner).wasOwner(), System.nanoTime() + replyNanos,
-                r -> r.values().size() + r.failed() == size() || r.count(Boolean::booleanValue) >= holders);
+                r -> r.values().size() + r.failed() == size() || r.count(Boolean::booleanValue) >= holders
+                        || r.values().size() >= quorum && restStalled(r));
         return released.count(Boolean::booleanValue);
     }
 
@@ -206,13 +234,13 @@ final class RedlockNodes implements AutoCloseable {
         callAll(node -> {
             node.scripts().leave(key);
             return Boolean.TRUE;
-        }, System.nanoTime() + replyNanos, r -> r.values().size() + r.failed() == size());
+        }, System.nanoTime() + replyNanos, r -> r.values().size() + r.failed() == size() || restStalled(r));
     }
 
     /** Like {@link #release}, without waiting for the replies. */
     void releaseInBackground(String key, String owner) {
         for (Node node : nodes) {
-            calls.execute(() -> {
+            lanes.get(node.name()).execute(() -> {
                 try {
                     node.scripts().release(key, owner);
                 } catch (RuntimeException ignored) {
@@ -246,8 +274,9 @@ final class RedlockNodes implements AutoCloseable {
             // no node answered (none up yet, say): nothing learnt and nothing marked, so look again next time
             deploymentChecked = !marked.values().isEmpty();
             if (marked.values().size() == size() && marked.count(Boolean::booleanValue) == 0) {
-                // SET NX: a node that another client's acquisition reached meanwhile keeps the delay it was given
-                callAll(node -> node.redis().opsForValue().setIfAbsent(restartMarker, "0"), System.nanoTime() + replyNanos,
+                // redlock-mark.lua, with each node process's run_id (so that a restart from persisted data is told
+                // apart), only where no marker is: a node another client's acquisition reached meanwhile keeps its delay
+                callAll(node -> node.redis().execute(MARK_NEW, List.of(restartMarker)), System.nanoTime() + replyNanos,
                         r -> r.values().size() + r.failed() == size());
                 log.info("Redlock nodes {} have no restart marker: a new deployment, marked to grant at once", names());
             }
@@ -256,13 +285,13 @@ final class RedlockNodes implements AutoCloseable {
         }
     }
 
-    /** Logs once per restart delay that {@code node} came back empty and grants nothing for a while. */
+    /** Logs once per restart delay that {@code node} restarted or came back empty and grants nothing for a while. */
     private AcquireReply noteRestart(Node node, AcquireReply reply) {
         if (reply.restarting()) {
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(reply.restartDelayLeftMillis());
             Long known = restarting.put(node.name(), until);
             if (known == null || known - System.nanoTime() < 0) {
-                log.warn("Redlock node {} came back empty (restarted without persistence, flushed, or new): it grants no lock "
+                log.warn("Redlock node {} restarted (also from persisted data), came back empty (flushed) or is new: it grants no lock "
                         + "for {} ms more, until every lock it may have held has expired (redis-lock.redlock.restart-delay)",
                         node.name(), reply.restartDelayLeftMillis());
             }
@@ -270,17 +299,30 @@ final class RedlockNodes implements AutoCloseable {
         return reply;
     }
 
+    /** Whether every node {@code replies} still waits for is taken for frozen (see {@link #STALLED_NANOS}). */
+    boolean restStalled(Replies<?> replies) {
+        return replies.waiting.stream().allMatch(name -> lanes.get(name).stalled());
+    }
+
     /**
      * Sends {@code call} to every node at once and collects the replies until {@code settled} holds, every node
      * answered, or the deadline passed. An interrupt does not cut the wait short (it is bounded by the deadline);
-     * the flag is restored afterwards.
+     * the flag is restored afterwards. A call still in its node's queue at the deadline is dropped unsent.
      */
     <T> Replies<T> callAll(Function<Node, T> call, long deadlineNanos, Predicate<Replies<T>> settled) {
         BlockingQueue<Outcome<T>> done = new LinkedBlockingQueue<>();
         for (Node node : nodes) {
-            calls.execute(() -> {
+            Lane lane = lanes.get(node.name());
+            lane.execute(() -> {
+                if (System.nanoTime() - deadlineNanos >= 0) {
+                    done.add(new Outcome<>(node, null, new QueryTimeoutException("not sent: the node had not taken the "
+                            + "calls before it (" + lane.pending() + " waiting) when this one's time ran out")));
+                    return;
+                }
                 try {
-                    done.add(new Outcome<>(node, callRetryingClosedConnections(call, node, deadlineNanos), null));
+                    T value = callRetryingClosedConnections(call, node, deadlineNanos);
+                    lane.answered();
+                    done.add(new Outcome<>(node, value, null));
                 } catch (RuntimeException e) {
                     done.add(new Outcome<>(node, null, e));
                 }
@@ -321,7 +363,54 @@ final class RedlockNodes implements AutoCloseable {
 
     @Override
     public void close() {
-        calls.shutdown();
+        lanes.values().forEach(lane -> lane.pool.shutdown());
+    }
+
+    /**
+     * One node's calls: its own pool of {@link #CALLS_PER_NODE} threads and a queue, and when it last answered, so
+     * that a node that stopped answering (frozen) is told from one that is merely busy.
+     */
+    private static final class Lane {
+
+        final ThreadPoolExecutor pool;
+        private final AtomicInteger pending = new AtomicInteger();
+        /** When the node last answered a call, or when a call was sent to it while none was pending. */
+        private volatile long progressNanos = System.nanoTime();
+
+        Lane(ThreadPoolExecutor pool) {
+            this.pool = pool;
+        }
+
+        void execute(Runnable task) {
+            if (pending.getAndIncrement() == 0) {
+                progressNanos = System.nanoTime();
+            }
+            try {
+                pool.execute(() -> {
+                    try {
+                        task.run();
+                    } finally {
+                        pending.decrementAndGet();
+                    }
+                });
+            } catch (RuntimeException e) { // rejected: shut down
+                pending.decrementAndGet();
+                throw e;
+            }
+        }
+
+        void answered() {
+            progressNanos = System.nanoTime();
+        }
+
+        int pending() {
+            return pending.get();
+        }
+
+        /** Calls are pending and none was answered for {@link #STALLED_NANOS}. */
+        boolean stalled() {
+            return pending.get() > 0 && System.nanoTime() - progressNanos > STALLED_NANOS;
+        }
     }
 
     private record Outcome<T>(Node node, T value, RuntimeException error) {
@@ -332,7 +421,7 @@ final class RedlockNodes implements AutoCloseable {
 
         private final List<T> values = new ArrayList<>();
         private final Map<String, String> errors = new LinkedHashMap<>();
-        private final List<String> waiting;
+        final List<String> waiting;
         private final BlockingQueue<Outcome<T>> done;
 
         Replies(List<String> names, BlockingQueue<Outcome<T>> done) {
@@ -354,7 +443,7 @@ final class RedlockNodes implements AutoCloseable {
                     }
                     Outcome<T> outcome;
                     try {
-                        outcome = done.poll(left, TimeUnit.NANOSECONDS);
+                        outcome = done.poll(Math.min(left, STALL_CHECK_NANOS), TimeUnit.NANOSECONDS);
                     } catch (InterruptedException e) {
                         interrupted = true;
                         continue;

@@ -63,10 +63,13 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * {@link UnsupportedOperationException}. A separate class from {@link RedisLockTemplate}, with the same method names,
  * because almost none of the single-Redis engine (hand-over, pub/sub wake-ups, per-type queues) carries over.
  * <p>
- * <b>Restarts without persistence</b>: a node that restarts empty forgets its locks, and when it was one of a holder's
- * bare majority (common under contention) a second client could take a majority with it. So every node keeps a
- * restart marker, and a node without it grants nothing for the restart delay (antirez's delayed restart; see
- * {@code acquire.lua}): every lock it forgot has expired by then. The holder's watchdog may still put its own lock
+ * <b>Restarts</b>: a node that restarts empty forgets its locks, and one that restarts from an RDB snapshot or an AOF
+ * not fsynced on every write forgets those granted after its last save; when it was one of a holder's bare majority
+ * (common under contention) a second client could take a majority with it. So every node keeps a restart marker
+ * naming the node process ({@code run_id}) that wrote it, and a node without it, or whose marker another process
+ * wrote, grants nothing for the restart delay (antirez's delayed restart; see {@code acquire.lua}), counted from its
+ * start (read from {@code INFO server} inside the script, only when the node would grant: no extra round trip): every
+ * lock it forgot has expired by then. The holder's watchdog may still put its own lock
  * back there, which gives it to nobody new. A client's first acquisition marks the nodes of a new deployment (every
  * node answers, none has the marker) so that they grant at once; every node restarting empty at once looks the same
  * to a client starting just then, while a client that has seen the nodes before never takes them for new.
@@ -84,6 +87,12 @@ public final class RedlockTemplate implements AutoCloseable {
     private static final long MIN_REPLY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofSeconds(1);
+
+    /**
+     * How many locks are renewed at once. A renewal waits for a majority of the nodes (about one round trip), not for
+     * every node; so many at once keep thousands of held locks renewed in time, each on its own schedule.
+     */
+    static final int WATCHDOG_THREADS = 16;
 
     private final RedisLockConfig config;
     private final String clientId;
@@ -114,7 +123,7 @@ public final class RedlockTemplate implements AutoCloseable {
      * @param nodes the independent masters by the name messages give them (say {@code host:port}); an odd number, at least 3
      * @param nodeTimeout how long an attempt waits for the nodes' replies at most (the drivers' own timeouts should
      *        not be longer); a node that has not answered by then counts as failed for that attempt
-     * @param restartDelay how long a node that came back empty (restarted without persistence, flushed) grants no
+     * @param restartDelay how long a node that restarted (with or without persistence) or was flushed grants no
      *        lock: at least the longest lease any client takes on these nodes, so every lock it forgot has expired
      *        first. At least the watchdog lease; an acquisition asking for a longer fixed lease is refused.
      * @throws IllegalArgumentException for fewer than 3 or an even number of nodes, or a restart delay shorter than
@@ -149,7 +158,7 @@ public final class RedlockTemplate implements AutoCloseable {
                 .map(redis -> new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                         keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll))
                 .toList();
-        this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("redis-lock-redlock-watchdog"));
+        this.watchdog = Executors.newScheduledThreadPool(WATCHDOG_THREADS, daemon("redis-lock-redlock-watchdog"));
         this.listenerThread = Executors.newSingleThreadExecutor(daemon("redis-lock-redlock-listeners"));
     }
 
@@ -263,7 +272,7 @@ public final class RedlockTemplate implements AutoCloseable {
         return nodes.names();
     }
 
-    /** How long a node that came back empty grants no lock. */
+    /** How long a node that restarted or came back empty grants no lock. */
     public Duration restartDelay() {
         return restartDelay;
     }

@@ -5,14 +5,23 @@
 -- The next fencing token of a lock: the server clock in microseconds, above the last token handed out for it.
 -- Tokens follow the server clock, so a restart that loses the counter cannot reset them. The counter lives for
 -- the fence grace (a second) after each acquisition: it only guards the next acquisition against landing in the
--- same microsecond or behind a small clock step back.
+-- same microsecond or behind a small clock step back. A counter kept longer (a Redlock node's, kept for the fence
+-- memory by redlock-fence.lua) keeps its longer TTL: a grant never shortens it.
 -- now: a reply of redis.call('TIME'); counter: the lock's fencing counter key; grace: fence grace in ms
 local function next_fencing_token(now, counter, grace)
   local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local last = tonumber(redis.call('GET', counter) or '0')
-  if token <= last then
-    token = last + 1
+  local last = redis.call('GET', counter)
+  local ttl = tonumber(grace)
+  if last then
+    last = tonumber(last)
+    if token <= last then
+      token = last + 1
+    end
+    local kept = redis.call('PTTL', counter)
+    if kept > ttl then
+      ttl = kept
+    end
   end
-  redis.call('SET', counter, string.format('%d', token), 'PX', grace)
+  redis.call('SET', counter, string.format('%d', token), 'PX', ttl)
   return token
 end

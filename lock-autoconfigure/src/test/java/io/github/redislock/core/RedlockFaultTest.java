@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -145,6 +146,57 @@ class RedlockFaultTest {
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring);
             System.out.println("second holder after a bare majority's member restarted: " + tookMs + " ms after the first "
                     + "asked for it (lease " + lease.toMillis() + " ms)");
+            assertThat(held.isHeld()).as("the first holder's lease is over").isFalse();
+            assertThat(tookMs).isGreaterThanOrEqualTo(lease.toMillis() - lease.toMillis() / 50);
+            assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        }
+    }
+
+    /**
+     * Like {@link #aRestartedMemberOfABareMajorityGrantsNoSecondHolderUntilItsRestartDelayIsOver} (which restarts it
+     * empty), but the node restarts from its RDB snapshot, saved before the lock was taken: its restart marker is back,
+     * the lock is not. The node must still sit out its restart delay, also for a client that never saw it before.
+     */
+    @Test
+    void aMemberOfABareMajorityRestartedFromItsSnapshotGrantsNoSecondHolderUntilItsRestartDelayIsOver() throws Exception {
+        Duration lease = Duration.ofSeconds(5); // the kill and restart must fit in it on a loaded machine
+        RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(lease);
+        RedlockTemplate holder = clients.template(config);
+        RedlockTemplate contender = clients.template(config);
+        // a deployment in use: both clients have seen the nodes, every node has its restart marker
+        holder.execute(KEY, LockOptions.tryOnce(), LockHandle::fencingToken);
+        contender.execute(KEY, LockOptions.tryOnce(), LockHandle::fencingToken);
+        RedisServerProcess restarted = nodes.node(0);
+        assertThat(restarted.command("SAVE")).isEqualTo("OK");
+        for (int i : new int[] {3, 4}) {
+            nodes.node(i).command("SET", LOCK_KEY, "another-owner", "PX", "60000");
+        }
+        long acquiring = System.nanoTime();
+        LockHandle held = holder.acquire(KEY, LockOptions.tryOnce().withLease(lease));
+        for (int i = 0; i < 5; i++) {
+            assertThat(String.valueOf(nodes.node(i).command("GET", LOCK_KEY)).startsWith(holder.clientId()))
+                    .as("held on node %d", i).isEqualTo(i < 3);
+        }
+
+        restarted.kill(); // SIGKILL: no save; it comes back from the snapshot taken before the lock
+        restarted.restart();
+        assertThat(restarted.command("EXISTS", "redis-lock:redlock-restart-marker")).as("marker restored").isEqualTo("1");
+        assertThat(restarted.command("EXISTS", LOCK_KEY)).as("the lock was not in the snapshot").isEqualTo("0");
+        for (int i : new int[] {3, 4}) {
+            nodes.node(i).command("DEL", LOCK_KEY);
+        }
+        // nodes 0, 3 and 4 are free now: a majority, but node 0 forgot the holder's lock, so it grants nothing
+        Optional<LockHandle> second = contender.tryAcquire(KEY, LockOptions.tryOnce());
+        boolean firstHeld = held.isHeld();
+        assertThat(second).as("a second holder while the first holds it too (isHeld() %s)", firstHeld).isEmpty();
+        RedlockTemplate newcomer = clients.template(config); // never saw node 0 before its restart
+        Optional<LockHandle> third = newcomer.tryAcquire(KEY, LockOptions.tryOnce());
+        firstHeld = held.isHeld();
+        assertThat(third).as("a new client's holding while the first holds it too (isHeld() %s)", firstHeld).isEmpty();
+        assertThat(firstHeld).isTrue();
+
+        try (LockHandle next = contender.acquire(KEY, LockOptions.waitFor(Duration.ofSeconds(15)))) {
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiring);
             assertThat(held.isHeld()).as("the first holder's lease is over").isFalse();
             assertThat(tookMs).isGreaterThanOrEqualTo(lease.toMillis() - lease.toMillis() / 50);
             assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());

@@ -177,6 +177,35 @@ class RedlockTemplateTest {
     }
 
     @Test
+    void aLaterPartialGrantDoesNotShortenTheFencingCounterKeptForTheFenceMemory() throws InterruptedException {
+        RedlockTemplate template = clients.template();
+        String lockKey = "redis-lock:{" + key + "}";
+        String counter = lockKey + ":fence";
+        long token;
+        try (LockHandle handle = template.acquire(key, LockOptions.tryOnce())) {
+            token = handle.fencingToken();
+        }
+        for (RedisServerProcess node : nodes.nodes()) {
+            Await.until(() -> Long.parseLong(String.valueOf(node.command("GET", counter))) >= token, Duration.ofSeconds(5),
+                    "the token recorded on node " + node.port());
+        }
+        // nodes 0 to 2 have it held by another owner: the next attempt is granted on nodes 3 and 4 only, and given back
+        for (int i = 0; i < 3; i++) {
+            nodes.node(i).command("SET", lockKey, "another-owner", "PX", "60000");
+        }
+        assertThat(template.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
+        long memory = RedlockNodes.FENCE_MEMORY.toMillis();
+        for (int i = 0; i < 5; i++) {
+            long ttl = Long.parseLong(nodes.node(i).command("PTTL", counter));
+            assertThat(ttl).as("the fencing counter's TTL on node %d after a partial grant", i)
+                    .isGreaterThan(memory - LockScripts.FENCE_GRACE_MILLIS * 10);
+        }
+        for (int i = 0; i < 3; i++) {
+            nodes.node(i).command("DEL", lockKey);
+        }
+    }
+
+    @Test
     void aSecondClientIsRefusedWhileTheFirstHoldsTheLockAndGetsAHigherTokenAfter() {
         RedlockTemplate first = clients.template();
         RedlockTemplate second = clients.template();

@@ -205,7 +205,9 @@ public final class ChaosRun implements AutoCloseable {
             // not in the short run of ./mvnw verify (ChaosSuiteTest): about a minute even with 2 repetitions
             outcomes.addAll(run.redlock(repetitions));
             List<SentinelFailover.Outcome> failovers = SentinelFailover.all(failoverTrials, System.getProperty("chaos.only", ""));
-            String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers));
+            List<RedlockFrozenNode.Outcome> frozen = RedlockFrozenNode.all(System.getProperty("chaos.only", ""));
+            String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers))
+                    + RedlockFrozenNode.report(frozen);
             System.out.println(report);
             String docs = System.getProperty("chaos.docs", "docs");
             if (!docs.isEmpty()) {
@@ -215,6 +217,7 @@ public final class ChaosRun implements AutoCloseable {
             }
             List<String> failures = failures(outcomes);
             failovers.forEach(failover -> failures.addAll(failover.failures()));
+            frozen.forEach(outcome -> failures.addAll(outcome.failures()));
             if (!failures.isEmpty()) {
                 System.err.println("FAILED: " + failures);
                 System.exit(1);
@@ -301,6 +304,11 @@ public final class ChaosRun implements AutoCloseable {
                 Math.max(repetitions / 4, 2), r -> killRedlockNodes(r, 2, 3, 4)));
         outcomes.add(redlockScenario("Redlock, 5 masters: a killed minority restarted without persistence",
                 RedlockExpectation.MINORITY_RESTARTS, repetitions, this::restartRedlockMinority));
+        outcomes.add(redlockScenario(RedlockSnapshotRestart.NAME, RedlockExpectation.MINORITY_RESTARTS, repetitions, r -> {
+            RedlockSnapshotRestart.inject(redlockNodes, r);
+            mark("redlock-snapshot-restart-" + r + "-end");
+            return 0;
+        }));
         outcomes.removeIf(java.util.Objects::isNull);
         return outcomes;
     }
@@ -1095,7 +1103,9 @@ public final class ChaosRun implements AutoCloseable {
                     .append("node timeout 500 ms, wait 5 s). Killed masters stay down; in the restart scenario two masters are ")
                     .append("killed and started again at once, empty, each repetition (another pair each time), and a master ")
                     .append("that came back empty grants nothing for its restart delay (the lease, ").append(LEASE_MILLIS)
-                    .append(" ms). Promised: ")
+                    .append(" ms); in the snapshot scenario the pair saves an RDB snapshot ")
+                    .append(RedlockSnapshotRestart.AFTER_SAVE_MILLIS).append(" ms before the kill and restarts from it, and sits out ")
+                    .append("the same delay from its start. Promised: ")
                     .append("with 2 of 5 down at least 99 % of acquisitions succeed and none overlap; with 3 of 5 down none is ")
                     .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts cause ")
                     .append("no overlap and tokens keep rising.\n\n")
