@@ -8,9 +8,13 @@
 -- ARGV[5] fence grace in ms, ARGV[6] 'leave' when the caller is a waiter giving up rather than the holder,
 -- ARGV[7] the lock's name as clients know it, ARGV[8] how many waiting clients of the exclusive lock to wake
 -- When no fair waiter queues, the lock is freed and the clients waiting for the exclusive lock on the same key
--- are woken as an exclusive release wakes them (the two types share the lock key).
--- Returns 1 when released (or, for 'leave', withdrawn), 0 when the caller did not hold the lock (nothing changes),
--- or the next holder's fencing token (a server-clock value, far above 1) when handed over.
+-- are woken as an exclusive release wakes them (the two types share the lock key): the longest-waiting ARGV[8].
+-- Those may have died or left (their entries live on until they go stale): when more clients wait, the caller
+-- looks a turn's time later whether the key was taken, and if not wakes every client still waiting
+-- (turn-ended.lua), so a dead client does not strand a live one until its next look.
+-- Returns 1 when released (or, for 'leave', withdrawn), 2 when released and the exclusive lock's waiting clients
+-- were not all woken, 0 when the caller did not hold the lock (nothing changes), or the next holder's fencing token
+-- (a server-clock value, far above 2) when handed over.
 -- The next holder's lease is short until it confirms (fair_acquire.lua, on the wake-up this script publishes to
 -- its client): a waiter that died after its last refresh holds the lock for that long at most, then the key
 -- expires and, once the dead waiter's entry has gone stale too, the next waiter's refresh takes it.
@@ -35,8 +39,12 @@ if #head == 0 then
   redis.call('DEL', KEYS[1])
   if redis.call('EXISTS', KEYS[5]) == 1 then
     prune_stale_waiters(KEYS[5], KEYS[6], nowMs)
-    for _, client in ipairs(redis.call('ZRANGE', KEYS[5], 0, tonumber(ARGV[8]) - 1)) do
+    local woken = tonumber(ARGV[8])
+    for _, client in ipairs(redis.call('ZRANGE', KEYS[5], 0, woken - 1)) do
       redis.call('PUBLISH', ARGV[2] .. client, ARGV[7])
+    end
+    if redis.call('ZCARD', KEYS[5]) > woken then
+      return 2
     end
   end
   return 1

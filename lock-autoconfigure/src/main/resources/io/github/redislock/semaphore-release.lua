@@ -10,9 +10,13 @@
 -- ARGV[9] the releasing client's waiter id (client id + ':queue'), ARGV[10] '1' when more of its threads wait after
 -- that one, ARGV[11] how long their waiter entry lives, in ms, ARGV[12] how long a stored limit is kept unused, in ms
 -- Returns, without a hand-over, 1 when the holder's permits were returned and 0 when it held none any more (its lease
--- had ended, or Redis lost them); the waiters are woken either way, since permits may be free now. With a
--- hand-over, (2 * the new holder's fencing token + 1 if no permit is left free), negated when the releasing holder
--- held none any more.
+-- had ended, or Redis lost them), plus 2 when more threads wait than were woken; the waiters are woken either way,
+-- since permits may be free now. With a hand-over, (2 * the new holder's fencing token + 1 if no permit is left
+-- free), negated when the releasing holder held none any more.
+-- The woken waiters may have died or left (their entries live on until they go stale): when some were not woken,
+-- the caller looks a turn's time later whether permits are still free, and if so wakes every client still waiting
+-- (semaphore-look.lua), so dead clients ahead in the queue do not strand a live one until its next look. (A hand-over
+-- that leaves permits free cannot say whether it woke everybody: the caller looks after it too.)
 -- A hand-over keeps remote waiters' places: it happens only while no other client's thread has waited longer than
 -- the releasing client's (by their waiter entries' arrival), and the releasing client's entry, if its threads still
 -- wait, goes to the back of the queue, so a waiting client is never passed over twice in a row by a release.
@@ -103,7 +107,8 @@ end
 
 -- a waiter id is '<client id>:<thread>' or '<client id>:queue': one message per client reaches all its waiting threads
 local told = {}
-for _, waiter in ipairs(redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)) do
+local woken = tonumber(ARGV[4])
+for _, waiter in ipairs(redis.call('ZRANGE', KEYS[3], 0, woken - 1)) do
   local client = string.match(waiter, '^[^:]+')
   if not told[client] then
     told[client] = true
@@ -115,5 +120,8 @@ if handed then
     return handed
   end
   return -handed
+end
+if redis.call('ZCARD', KEYS[3]) > woken then
+  return held + 2
 end
 return held

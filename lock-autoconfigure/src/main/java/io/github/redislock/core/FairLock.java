@@ -56,6 +56,8 @@ final class FairLock {
     private final ConcurrentLinkedQueue<Confirmation> dueConfirmations = new ConcurrentLinkedQueue<>();
     /** Whether a sweep of {@link #dueConfirmations} is scheduled; a grant that finds none schedules one. */
     private final AtomicBoolean sweepScheduled = new AtomicBoolean();
+    /** Looks whether clients waiting for the exclusive lock on a key this client's release freed took it. */
+    private final WakeLooks exclusiveWaitersLooks;
 
     FairLock(FairLockScripts scripts, FairLocks fairLocks, Watchdog watchdog, WaitLoop waitLoop, BackgroundCleanup cleanup,
             String clientId, Duration watchdogLease) {
@@ -67,6 +69,7 @@ final class FairLock {
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
+        this.exclusiveWaitersLooks = new WakeLooks(cleanup, scripts::turnEnded);
     }
 
     private record HoldId(String key, Thread thread) {
@@ -251,7 +254,7 @@ final class FairLock {
         }
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
-                scripts.leave(key, owner);
+                lookLater(key, scripts.leave(key, owner));
             } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
                 log.debug("Could not leave the queue of fair lock '{}'; retrying in the background", key, e);
                 cleanup.run(() -> scripts.leave(key, owner));
@@ -261,6 +264,17 @@ final class FairLock {
                 cleanup.run(() -> scripts.leave(key, owner)); // a lost request may still run after the leave above
             }
         });
+    }
+
+    /**
+     * After a release that freed the key and woke some of the clients waiting for the exclusive lock on it, not all:
+     * wakes the others a turn's time later if the woken ones (dead, or gone) left the key free.
+     */
+    private ReleaseReply lookLater(String key, ReleaseReply reply) {
+        if (reply.turnKept()) {
+            exclusiveWaitersLooks.after(key);
+        }
+        return reply;
     }
 
     /** Releases one hold of the current thread on {@code key}. */
@@ -291,7 +305,7 @@ final class FairLock {
         ReleaseReply[] reply = {ReleaseReply.RELEASED};
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
-                reply[0] = scripts.release(lock.key, owner);
+                reply[0] = lookLater(lock.key, scripts.release(lock.key, owner));
             } catch (DataAccessException e) {
                 log.warn("Could not release fair lock '{}' in Redis ({}); retrying in the background, and its lease ends "
                         + "it at the latest", lock.key, e.toString());

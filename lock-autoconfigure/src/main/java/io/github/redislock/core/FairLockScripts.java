@@ -43,14 +43,14 @@ final class FairLockScripts {
 
     private static final String LEAVE = "leave";
     /** Clients waiting for the exclusive lock on the key that a release freeing it wakes, as an exclusive release does. */
-    private static final String EXCLUSIVE_CLIENTS_WOKEN = "2";
+    static final int EXCLUSIVE_CLIENTS_WOKEN = 2;
 
     // the arguments every call of a script sends alike, encoded once
     private static final byte[] ENTRY_TTL_BYTES = ScriptRunner.number(ENTRY_TTL_MILLIS);
     private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.number(LockScripts.FENCE_GRACE_MILLIS);
     private static final byte[] GRANT_BYTES = ScriptRunner.number(GRANT_MILLIS);
     private static final byte[] HANDED_OVER_BYTES = ScriptRunner.bytes(HANDED_OVER);
-    private static final byte[] EXCLUSIVE_CLIENTS_WOKEN_BYTES = ScriptRunner.bytes(EXCLUSIVE_CLIENTS_WOKEN);
+    private static final byte[] EXCLUSIVE_CLIENTS_WOKEN_BYTES = ScriptRunner.number(EXCLUSIVE_CLIENTS_WOKEN);
     private static final byte[] LEAVE_BYTES = ScriptRunner.bytes(LEAVE);
     private static final byte[] CONFIRM = ScriptRunner.bytes("confirm");
     private static final byte[] WAITS = ScriptRunner.bytes("1");
@@ -122,10 +122,26 @@ final class FairLockScripts {
         return reply != null && reply == 1;
     }
 
-    /** Releases {@code owner}'s lock, handing it to the next live waiter. */
+    /**
+     * Releases {@code owner}'s lock, handing it to the next live waiter. A release that freed the key and woke some of
+     * the clients waiting for the exclusive lock on it, not all, answers {@link ReleaseReply#turnKept()}: look at the
+     * turn's end with {@link #turnEnded}.
+     */
     ReleaseReply release(String key, String owner) {
         return ReleaseReply.of(redis.run(FAIR_RELEASE, keys.fairReleaseKeysEncoded(key),
                 releaseArgs(key, owner, NOT_LEAVING)));
+    }
+
+    /**
+     * A turn's time after a release that woke some of the exclusive lock's waiting clients, not all: wakes every
+     * client still waiting if the key is still free (the exclusive lock's {@code turn-ended.lua}).
+     *
+     * @return ms until a turn that still runs (an exclusive release's) ends, else 0
+     */
+    long turnEnded(String key) {
+        Long reply = redis.run(LockScripts.TURN_ENDED, List.of(keys.lock(key), keys.waiters(key), keys.waiterExpiries(key)),
+                keys.wakeChannelPrefix(), key);
+        return reply == null ? 0 : Math.max(reply, 0);
     }
 
     /**
@@ -145,9 +161,9 @@ final class FairLockScripts {
         return BatchRenewal.of(redis, LockScripts.RENEW_MANY, key -> List.of(keys.lock(key)));
     }
 
-    /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile. */
-    void leave(String key, String waiter) {
-        redis.run(FAIR_RELEASE, keys.fairReleaseKeysEncoded(key), releaseArgs(key, waiter, LEAVE_BYTES));
+    /** Withdraws {@code waiter} from the queue, handing the lock on if it was handed to it meanwhile (as {@link #release}). */
+    ReleaseReply leave(String key, String waiter) {
+        return ReleaseReply.of(redis.run(FAIR_RELEASE, keys.fairReleaseKeysEncoded(key), releaseArgs(key, waiter, LEAVE_BYTES)));
     }
 
     /**

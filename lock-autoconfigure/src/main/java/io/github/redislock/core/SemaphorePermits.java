@@ -64,6 +64,8 @@ final class SemaphorePermits {
     private final ConcurrentHashMap<Holder, Acquisition> held = new ConcurrentHashMap<>();
     /** This client's threads waiting for each semaphore, by key; a queue goes with its last thread. */
     private final ConcurrentHashMap<String, Queue> queues = new ConcurrentHashMap<>();
+    /** Looks whether permits a release freed were taken by the clients it woke, when it did not wake them all. */
+    private final WakeLooks looks;
 
     SemaphorePermits(SemaphoreScripts scripts, WaitLoop waitLoop, Watchdog watchdog,
             BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
@@ -74,6 +76,10 @@ final class SemaphorePermits {
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
+        this.looks = new WakeLooks(cleanup, key -> {
+            scripts.look(key, wakeName(key));
+            return 0;
+        });
     }
 
     private record Holder(String key, Thread thread) {
@@ -378,7 +384,7 @@ final class SemaphorePermits {
                 dequeue(key, offer);
                 if (offer.close() && holding.owner == null) {
                     // a release handed permits over (or may have) as this thread gave up: return them
-                    cleanup.run(() -> scripts.release(key, holder, wakeName(key)));
+                    cleanup.run(() -> returnPermits(key, holder));
                 }
             }
             waiting.unretain(wakePoint);
@@ -453,7 +459,7 @@ final class SemaphorePermits {
         String waiter = clientWaiter();
         if (uncertain) {
             cleanup.run(() -> {
-                scripts.release(key, holder, wakeName(key));
+                returnPermits(key, holder);
                 if (!othersWait) {
                     scripts.leave(key, waiter);
                 }
@@ -487,7 +493,7 @@ final class SemaphorePermits {
             } catch (DataAccessException e) {
                 log.warn("Could not release the permits of semaphore '{}' in Redis ({}); retrying in the background, "
                         + "and their lease ends them at the latest", lease.key, e.toString());
-                cleanup.run(() -> scripts.release(lease.key, holder, wakeName(lease.key)));
+                cleanup.run(() -> returnPermits(lease.key, holder));
             }
         });
         if (invalid != null) {
@@ -523,15 +529,15 @@ final class SemaphorePermits {
         });
         Offer offer = target[0];
         if (offer == null) {
-            return scripts.release(key, holder, name);
+            return returnPermits(key, holder);
         }
         LocalLock wakePoint = waiting.get(name);
         long freesBefore = wakePoint == null ? -1 : queue.frees(wakePoint);
         long requestStart = System.nanoTime();
         HandOverReply reply;
         try {
-            reply = scripts.releaseAndHandOver(key, holder, name, offer.holder, offer.permits, offer.leaseMillis,
-                    clientWaiter(), moreWaiting[0], HANDED_OVER_ENTRY_MILLIS);
+            reply = lookLater(key, scripts.releaseAndHandOver(key, holder, name, offer.holder, offer.permits,
+                    offer.leaseMillis, clientWaiter(), moreWaiting[0], HANDED_OVER_ENTRY_MILLIS));
         } catch (RuntimeException e) {
             settleAndReturnIfWithdrawn(key, offer, 0, 0, true);
             throw e;
@@ -564,6 +570,27 @@ final class SemaphorePermits {
     }
 
     /**
+     * Returns {@code holder}'s permits in Redis (waking the threads waiting longest).
+     *
+     * @return whether {@code holder} still had them
+     */
+    private boolean returnPermits(String key, String holder) {
+        return lookLater(key, scripts.release(key, holder, wakeName(key))).wasHolder();
+    }
+
+    /**
+     * After a release that may not have woken every waiting client: looks a turn's time later whether permits are
+     * still free, and if so wakes every client still waiting, so clients that died in front of the queue (their
+     * entries not yet stale) do not strand a live one until its next look.
+     */
+    private HandOverReply lookLater(String key, HandOverReply reply) {
+        if (reply.lookLater()) {
+            looks.after(key);
+        }
+        return reply;
+    }
+
+    /**
      * Settles {@code offer}'s claim; when its thread stopped waiting meanwhile and permits were (or may have been)
      * handed to it, returns them.
      *
@@ -573,7 +600,7 @@ final class SemaphorePermits {
         if (!offer.settle(token, requestStart, failed)) {
             return false;
         }
-        cleanup.run(() -> scripts.release(key, offer.holder, wakeName(key)));
+        cleanup.run(() -> returnPermits(key, offer.holder));
         return true;
     }
 

@@ -22,6 +22,7 @@ final class SemaphoreScripts {
     static final RedisScript<Long> RENEW = LockScripts.load("semaphore-renew");
     static final RedisScript<String> RENEW_MANY = LockScripts.load("semaphore-renew-many", String.class);
     static final RedisScript<Long> PERMITS = LockScripts.load("semaphore-permits");
+    static final RedisScript<Long> LOOK = LockScripts.load("semaphore-look");
 
     /**
      * How long a semaphore's permit limit stays in Redis after its last use: a limit changed with
@@ -34,7 +35,8 @@ final class SemaphoreScripts {
      * Waiting threads a release wakes (one message per client): a release may free permits for several, and
      * a woken thread that needs more than is free waits on.
      */
-    private static final String THREADS_WOKEN_PER_RELEASE = "16";
+    static final int WAITERS_WOKEN_PER_RELEASE = 16;
+    private static final String THREADS_WOKEN_PER_RELEASE = Integer.toString(WAITERS_WOKEN_PER_RELEASE);
 
     // the arguments every call of a script sends alike, encoded once
     private static final byte[] RETENTION_BYTES = ScriptRunner.bytes(RETENTION);
@@ -73,11 +75,21 @@ final class SemaphoreScripts {
      * Returns {@code holder}'s permits and wakes the threads waiting longest.
      *
      * @param wakeName what the woken clients' {@link LocalLocks} know the semaphore's waiters by
-     * @return whether {@code holder} still had them (its lease had not ended)
+     * @return the reply: whether {@code holder} still had them (its lease had not ended), and whether to {@link #look}
+     *         later
      */
-    boolean release(String key, String holder, String wakeName) {
+    HandOverReply release(String key, String holder, String wakeName) {
         Long reply = runRelease(key, holder, wakeName, "", 0, 0, "", false, 0);
-        return reply != null && reply == 1;
+        return HandOverReply.of(reply == null ? 0 : reply);
+    }
+
+    /**
+     * A turn's time after a release that did not wake every waiting client ({@link HandOverReply#lookLater()}): if
+     * permits are still free, wakes every client still waiting ({@code semaphore-look.lua}).
+     */
+    void look(String key, String wakeName) {
+        redis.run(LOOK, List.of(keys.semaphoreHolders(key), keys.semaphorePermits(key), keys.semaphoreLimit(key),
+                keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key)), keys.wakeChannelPrefix(), wakeName);
     }
 
     /**
@@ -105,7 +117,7 @@ final class SemaphoreScripts {
                             moreWaiting, entryMillis));
             return HandOverReply.of(reply == null ? 0 : reply);
         } catch (ReplicaAckException e) {
-            return new HandOverReply(HandOverReply.of(unacknowledged[0]).wasHolder(), 0, false, true);
+            return new HandOverReply(HandOverReply.of(unacknowledged[0]).wasHolder(), 0, false, true, false);
         }
     }
 
@@ -132,15 +144,18 @@ final class SemaphoreScripts {
      * @param full whether no permit was left free after the hand-over
      * @param unacknowledged whether too few replicas acknowledged a hand-over, which was taken back (or, if taking it
      *        back failed too, is ended by its lease)
+     * @param lookLater whether the release may not have woken every waiting client (more waited than it wakes, or a
+     *        hand-over left permits free): {@link #look} a turn's time later
      */
-    record HandOverReply(boolean wasHolder, long token, boolean full, boolean unacknowledged) {
+    record HandOverReply(boolean wasHolder, long token, boolean full, boolean unacknowledged, boolean lookLater) {
 
         static HandOverReply of(long reply) {
-            if (reply == 0 || reply == 1) {
-                return new HandOverReply(reply == 1, 0, false, false);
+            if (reply >= 0 && reply <= 3) { // no hand-over: 1 or 0 whether the holder still had permits, + 2 to look later
+                return new HandOverReply(reply % 2 == 1, 0, false, false, reply >= 2);
             }
             long magnitude = Math.abs(reply);
-            return new HandOverReply(reply > 0, magnitude / 2, magnitude % 2 == 1, false);
+            boolean full = magnitude % 2 == 1;
+            return new HandOverReply(reply > 0, magnitude / 2, full, false, !full);
         }
 
         boolean handedOver() {

@@ -20,6 +20,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 /**
  * Who a release wakes when clients wait for an exclusive lock: the turn it keeps for the longest-waiting clients
  * must not strand a live waiter behind clients that died, and a JVM keeps its place while any of its threads waits.
+ * The same holds for a semaphore's release and for a fair release that frees the key for the exclusive lock's waiters.
  */
 @WithRedis
 @ExtendWith(RedisClientsExtension.class)
@@ -161,6 +162,77 @@ class WaiterTurnTest {
                     .as("acquisitions in Redis after the release: the release handed the lock over").isZero();
         }
         assertThat(redis.hasKey(waitersKey())).as("the stale entry pruned").isFalse();
+    }
+
+    @Test
+    void aLiveSemaphoreWaiterBehindMoreDeadClientsThanAReleaseWakesGetsItsPermitSoonAfterTheRelease() throws Exception {
+        PermitHandle held = holder.semaphore(key, 1).acquire(LockOptions.waitFor(LONG_WAIT));
+        try {
+            // more clients than a release wakes registered as waiting for permits, sleeping 5 s before their next
+            // look, and then died: their entries outlive them until that look plus a second
+            SemaphoreScripts scripts = new SemaphoreScripts(redis, new RedisLockKeys(RedisLockConfig.DEFAULT_KEY_PREFIX));
+            int dead = SemaphoreScripts.WAITERS_WOKEN_PER_RELEASE + 1;
+            for (int i = 1; i <= dead; i++) {
+                String client = "dead-client-" + i;
+                assertThat(scripts.acquire(key, client + ":1:1", 1, 30_000, 1, client + ":queue", 5_000, false).acquired())
+                        .isFalse();
+            }
+            // subscribed before it waits, so it sleeps until its next look (5 s), not the short while of a client
+            // whose wake-up subscription is not up yet
+            Await.until(live::isListening, Duration.ofSeconds(10), "the live client to subscribe");
+            CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+                PermitHandle permit = live.semaphore(key, 1).acquire(LockOptions.waitFor(LONG_WAIT));
+                long at = System.nanoTime();
+                permit.release();
+                return at;
+            });
+            String semaphoreWaiters = "redis-lock:{" + key + "}:semaphore:waiters";
+            Await.until(() -> redis.opsForZSet().size(semaphoreWaiters) == dead + 1, Duration.ofSeconds(5),
+                    "the live client registers behind the dead");
+            assertThat(redis.opsForZSet().rank(semaphoreWaiters, live.clientId() + ":queue")).isEqualTo((long) dead);
+            long releasedAt = System.nanoTime();
+            held.release();
+            long millis = TimeUnit.NANOSECONDS.toMillis(acquiredAt.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS) - releasedAt);
+            System.out.println("live semaphore waiter had its permit " + millis + " ms after the release");
+            // before the fix the release woke only the dead, and the live client slept on until its next look, ~5 s
+            assertThat(millis).as("ms from the release until the live waiter had its permit").isLessThan(1000);
+        } finally {
+            if (held.isHeld()) {
+                held.release();
+            }
+        }
+    }
+
+    @Test
+    void aLiveExclusiveWaiterBehindDeadClientsGetsTheKeySoonAfterAFairReleaseFreesIt() throws Exception {
+        LockHandle held = holder.acquireFair(key, LockOptions.waitFor(LONG_WAIT));
+        try {
+            // more clients than a fair release wakes registered as waiting for the exclusive lock on the key, then died
+            int dead = FairLockScripts.EXCLUSIVE_CLIENTS_WOKEN + 1;
+            for (int i = 1; i <= dead; i++) {
+                String client = "dead-client-" + i;
+                new LockScripts(redis, new RedisLockKeys(RedisLockConfig.DEFAULT_KEY_PREFIX), client)
+                        .acquire(key, client + ":1:1", 30_000, 5_000, false);
+            }
+            Await.until(live::isListening, Duration.ofSeconds(10), "the live client to subscribe");
+            CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+                try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return System.nanoTime();
+                }
+            });
+            Await.until(() -> waiters().size() == dead + 1, Duration.ofSeconds(5), "the live client registers behind the dead");
+            assertThat(waiters().get(dead)).isEqualTo(live.clientId());
+            long releasedAt = System.nanoTime();
+            held.release();
+            long millis = TimeUnit.NANOSECONDS.toMillis(acquiredAt.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS) - releasedAt);
+            System.out.println("live exclusive waiter held the key " + millis + " ms after the fair release");
+            // before the fix the fair release woke only the dead, and the live client slept on until its next look
+            assertThat(millis).as("ms from the fair release until the live exclusive waiter held the key").isLessThan(1000);
+        } finally {
+            if (held.isHeld()) {
+                held.release();
+            }
+        }
     }
 
     /** A MONITOR line of a PUBLISH, as scripts send wake-ups. */
