@@ -17,15 +17,6 @@ final class AclDenials {
     private AclDenials() {
     }
 
-    /**
-     * Whether {@code e} (or a cause of it) is Redis refusing a command, key or channel to the connection's user:
-     * {@code NOPERM} for a command sent by the client, and for one a script calls, Redis 7.0's "The user executing the
-     * script can't ..." and 7.2's "ACL failure in script".
-     */
-    static boolean isDenial(Throwable e) {
-        return redisWords(e) != null;
-    }
-
     /** A script call on {@code keys} that Redis refused as {@code e} said; {@code e} itself if it is no denial. */
     static RuntimeException forScript(RuntimeException e, byte[][] keys) {
         String words = redisWords(e);
@@ -44,7 +35,11 @@ final class AclDenials {
                 + "to its release channel " + channel + ", so it cannot wait for a lock: " + words + " (" + SEE_DOCS + ")", e);
     }
 
-    /** The words of the innermost denial among {@code e} and its causes, or {@code null}. */
+    /**
+     * The words of the innermost denial among {@code e} and its causes, or {@code null}: {@code NOPERM} for a command
+     * the client sent, and for one a script calls, Redis 7.0's "The user executing the script can't ..." and 7.2's
+     * "ACL failure in script".
+     */
     private static String redisWords(Throwable e) {
         String words = null;
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {

@@ -59,6 +59,20 @@ final class RedisClients implements AutoCloseable {
                 () -> new RedisClusterConfiguration(cluster.nodes()));
     }
 
+    /** On a test Redis Cluster, logged in as the ACL user {@code username}. */
+    RedisClients(RedisClusterProcesses cluster, String username, String password) {
+        this(Duration.ofSeconds(2), Duration.ofSeconds(2),
+                client -> new JedisConnectionFactory(loggedIn(cluster, username, password), client),
+                () -> loggedIn(cluster, username, password));
+    }
+
+    private static RedisClusterConfiguration loggedIn(RedisClusterProcesses cluster, String username, String password) {
+        RedisClusterConfiguration config = new RedisClusterConfiguration(cluster.nodes());
+        config.setUsername(username);
+        config.setPassword(password);
+        return config;
+    }
+
     /** Through the sentinels to whichever server is master now. */
     RedisClients(RedisSentinelProcesses sentinel) {
         this(Duration.ofMillis(500), Duration.ofSeconds(1),
