@@ -204,4 +204,16 @@ class RedisAclTest {
                     .contains("redis-lock:wake:" + locks.clientId());
         }
     }
+
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void aWaiterWhoseUserMayNotRunSubscribeIsToldSo(Driver driver) throws Exception {
+        RedisClients admin = new RedisClients(server);
+        clients.add(admin);
+        String key = "acl-no-subscribe-" + driver;
+        try (LockHandle held = admin.lockTemplate().acquire(key, LockOptions.tryOnce())) {
+            RedisLockTemplate locks = userWithout(driver, "+subscribe");
+            assertThat(deniedPromptly(Type.EXCLUSIVE, locks, key).getMessage()).contains("NOPERM").contains("'subscribe'");
+        }
+    }
 }
