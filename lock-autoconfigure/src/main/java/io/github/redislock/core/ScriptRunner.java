@@ -94,10 +94,14 @@ final class ScriptRunner {
 
     /** Like {@link #run(RedisScript, List, String...)}, with keys and arguments already encoded as UTF-8. */
     Long run(RedisScript<Long> script, byte[][] keys, byte[][] args) {
-        if (!direct) {
-            return redis.execute(script, decode(keys), (Object[]) decode(args).toArray(String[]::new));
+        try {
+            if (!direct) {
+                return redis.execute(script, decode(keys), (Object[]) decode(args).toArray(String[]::new));
+            }
+            return evalSha(script, ReturnType.INTEGER, keys, args);
+        } catch (DataAccessException e) {
+            throw AclDenials.forScript(e, keys); // a denial names the key; other errors stay as they are
         }
-        return evalSha(script, ReturnType.INTEGER, keys, args);
     }
 
     /**
@@ -105,11 +109,15 @@ final class ScriptRunner {
      * renewal, which reports one character per key).
      */
     String runForText(RedisScript<String> script, List<String> keys, String... args) {
-        if (!direct) {
-            return redis.execute(script, keys, (Object[]) args);
+        try {
+            if (!direct) {
+                return redis.execute(script, keys, (Object[]) args);
+            }
+            Object reply = evalSha(script, ReturnType.VALUE, encode(keys.toArray(String[]::new)), encode(args));
+            return reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : (String) reply;
+        } catch (DataAccessException e) {
+            throw AclDenials.forScript(e, encode(keys.stream().limit(1).toArray(String[]::new)));
         }
-        Object reply = evalSha(script, ReturnType.VALUE, encode(keys.toArray(String[]::new)), encode(args));
-        return reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : (String) reply;
     }
 
     /**
@@ -209,15 +217,20 @@ final class ScriptRunner {
             return run(script, keys, args);
         }
         // exposed: the driver's own connection, not a proxy, so the Lettuce one can be told apart
-        long[] replyAndAcks = redis.execute((RedisCallback<long[]>) connection -> {
-            try {
-                return scriptThenWait(connection, script, keys, args);
-            } catch (DataAccessException e) {
-                throw e;
-            } catch (RuntimeException e) { // a pipeline's driver exceptions are not translated (Jedis's broken connection)
-                throw new RedisSystemException("Redis failed to run a lock script and its WAIT: " + e.getMessage(), e);
-            }
-        }, true);
+        long[] replyAndAcks;
+        try {
+            replyAndAcks = redis.execute((RedisCallback<long[]>) connection -> {
+                try {
+                    return scriptThenWait(connection, script, keys, args);
+                } catch (DataAccessException e) {
+                    throw e;
+                } catch (RuntimeException e) { // a pipeline's driver exceptions are not translated (Jedis's broken connection)
+                    throw new RedisSystemException("Redis failed to run a lock script and its WAIT: " + e.getMessage(), e);
+                }
+            }, true);
+        } catch (DataAccessException e) {
+            throw AclDenials.forScript(e, keys);
+        }
         long reply = replyAndAcks[0];
         long acknowledged = replyAndAcks[1];
         if (!wrote.test(reply) || acknowledged >= replicaAck.replicas()) {

@@ -5,12 +5,16 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.PermissionDeniedDataAccessException;
 
 /**
  * The acquisition skeleton every lock type shares: ask Redis; while another owner holds the lock, sleep until a
  * release is published to this client, at the latest until the holder's lease would end (re-checking more often
  * while the release subscription is down, and backing off while Redis cannot be reached); until the deadline.
  * What to ask Redis and how to withdraw are the lock type's: an {@link Attempt} and a {@link Withdrawal}.
+ * <p>
+ * A call Redis denies to the connection's user ({@link AclDenials}), and a release subscription it denies, end the wait
+ * at once with {@link LockNotAcquiredException}: no permission appears by waiting.
  */
 final class WaitLoop {
 
@@ -110,6 +114,10 @@ final class WaitLoop {
                 reply = attempt.attempt(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS), registered);
                 registered |= left > 0;
                 lastError = null; // a later clean answer supersedes an earlier error
+            } catch (PermissionDeniedDataAccessException e) {
+                // the Redis user may not do what the lock needs: waiting will not change that
+                withdrawal.giveUp(registered || left > 0, true);
+                throw new LockNotAcquiredException(lock.key, deadline.elapsed(), e);
             } catch (DataAccessException e) {
                 lastError = e;
                 uncertain = true;
@@ -126,6 +134,12 @@ final class WaitLoop {
                     throw new LockNotAcquiredException(lock.key, deadline.elapsed(), lastError);
                 }
                 return interrupted;
+            }
+            PermissionDeniedDataAccessException refused = subscriber.refusal();
+            if (refused != null) {
+                // no release would wake this waiter (and the holder's release could not publish to it either)
+                withdrawal.giveUp(registered, uncertain);
+                throw new LockNotAcquiredException(lock.key, deadline.elapsed(), refused);
             }
             long sleepMillis;
             if (reply == null) {

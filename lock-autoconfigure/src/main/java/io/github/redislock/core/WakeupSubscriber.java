@@ -7,12 +7,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.core.task.SyncTaskExecutor;
+import org.springframework.dao.PermissionDeniedDataAccessException;
 import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.SubscriptionListener;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.backoff.FixedBackOff;
 
 /**
@@ -28,6 +30,8 @@ import org.springframework.util.backoff.FixedBackOff;
 final class WakeupSubscriber implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WakeupSubscriber.class);
+    private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
+            WakeupSubscriber.class.getClassLoader());
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
     private final SimpleAsyncTaskExecutor subscribing = new SimpleAsyncTaskExecutor("redis-lock-subscribe-");
@@ -37,6 +41,9 @@ final class WakeupSubscriber implements AutoCloseable {
     private volatile boolean closed;
     /** Whether Redis has confirmed the subscription once: only then are waiters told of releases. */
     private volatile boolean confirmed;
+    private final String channel;
+    /** Why Redis refused the subscription to this client's user, for good; {@code null} unless it did. */
+    private volatile PermissionDeniedDataAccessException refusal;
 
     /**
      * @param onRelease told the lock name of each release published to this client
@@ -45,10 +52,11 @@ final class WakeupSubscriber implements AutoCloseable {
      */
     WakeupSubscriber(RedisConnectionFactory connectionFactory, String channel, Consumer<String> onRelease,
             Runnable onResubscribed) {
+        this.channel = channel;
         SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("redis-lock-wakeup-");
         executor.setDaemon(true);
         subscribing.setDaemon(true);
-        container.setConnectionFactory(connectionFactory);
+        container.setConnectionFactory(JEDIS_PRESENT ? JedisSubscriptions.discardingFailed(connectionFactory) : connectionFactory);
         // the listener only wakes a thread: run it on the subscription thread, not on a new thread per message
         container.setTaskExecutor(new SyncTaskExecutor());
         container.setSubscriptionExecutor(executor);
@@ -59,6 +67,14 @@ final class WakeupSubscriber implements AutoCloseable {
         });
         container.addMessageListener(listener, new ChannelTopic(channel));
         container.afterPropertiesSet();
+    }
+
+    /**
+     * Why Redis refused this client's subscription to its user (a missing channel or command permission), or
+     * {@code null}. Such a refusal is for good: Redis would refuse the release notices too.
+     */
+    PermissionDeniedDataAccessException refusal() {
+        return refusal;
     }
 
     /** Whether the subscription is up or being set up (for diagnostics and tests). */
@@ -98,8 +114,15 @@ final class WakeupSubscriber implements AutoCloseable {
                 try {
                     container.start(); // returns once the channel is subscribed
                 } catch (RuntimeException e) {
-                    log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers",
-                            e.toString());
+                    PermissionDeniedDataAccessException denied = AclDenials.forSubscription(e, channel);
+                    if (denied != null) {
+                        refusal = denied;
+                        log.error("{}; acquisitions that would wait fail until the application restarts with the "
+                                + "permission", denied.getMessage());
+                    } else {
+                        log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers",
+                                e.toString());
+                    }
                 }
             }
         });

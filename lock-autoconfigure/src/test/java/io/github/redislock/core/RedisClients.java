@@ -38,11 +38,39 @@ final class RedisClients implements AutoCloseable {
                 () -> new RedisStandaloneConfiguration(server.host(), server.port()));
     }
 
+    /** On a test Redis, logged in as the ACL user {@code username}. */
+    RedisClients(RedisServerProcess server, String username, String password) {
+        this(Duration.ofMillis(500), Duration.ofSeconds(1),
+                client -> new JedisConnectionFactory(loggedIn(server, username, password), client),
+                () -> loggedIn(server, username, password));
+    }
+
+    private static RedisStandaloneConfiguration loggedIn(RedisServerProcess server, String username, String password) {
+        RedisStandaloneConfiguration config = new RedisStandaloneConfiguration(server.host(), server.port());
+        config.setUsername(username);
+        config.setPassword(password);
+        return config;
+    }
+
     /** Jedis's default two-second timeouts, which the cluster tests were written against. */
     RedisClients(RedisClusterProcesses cluster) {
         this(Duration.ofSeconds(2), Duration.ofSeconds(2),
                 client -> new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()), client),
                 () -> new RedisClusterConfiguration(cluster.nodes()));
+    }
+
+    /** On a test Redis Cluster, logged in as the ACL user {@code username}. */
+    RedisClients(RedisClusterProcesses cluster, String username, String password) {
+        this(Duration.ofSeconds(2), Duration.ofSeconds(2),
+                client -> new JedisConnectionFactory(loggedIn(cluster, username, password), client),
+                () -> loggedIn(cluster, username, password));
+    }
+
+    private static RedisClusterConfiguration loggedIn(RedisClusterProcesses cluster, String username, String password) {
+        RedisClusterConfiguration config = new RedisClusterConfiguration(cluster.nodes());
+        config.setUsername(username);
+        config.setPassword(password);
+        return config;
     }
 
     /** Through the sentinels to whichever server is master now. */
