@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * whether it was renewed or is gone; in Redis Cluster a batch holds one master's holdings
  * ({@link Renewer.Many#nodeOf}) and goes out as one call per hash slot, pipelined where the driver allows (a batch per
  * slot where it does not). A renewal sent only after waiting its turn counts its lease from when it was sent; one
- * whose lease ran out while it waited, or before its answer came, is marked lost. A renewal not answered
+ * whose lease ran out while it waited, or before its answer came, is marked lost. A renewal sent and not answered
  * within a quarter of the lease counts as failed and is sent again on another thread (the blocked one is left to
  * the client's own timeout), so a slow or frozen Redis node costs only the locks it holds; an answered renewal
  * cancels that resend, so the watchdog keeps nothing of a released holding. A holding whose local lease (less a safety
@@ -268,6 +268,7 @@ final class Watchdog implements AutoCloseable {
     }
 
     private void renew(Batch queued) {
+        queued.started = true;
         try {
             Batch batch = stillToSend(queued);
             if (batch == null) {
@@ -416,6 +417,20 @@ final class Watchdog implements AutoCloseable {
     }
 
     private void timedOut(Batch batch) {
+        if (!batch.started) { // still waiting its turn in its node's queue: sending it again would only queue it twice
+            for (Due due : batch.holdings) {
+                if (Long.valueOf(batch.sent).equals(inFlight.get(due.holding())) && due.lock().invalidReason() != null
+                        && markLost(due.lock(), due.renewer(), due.holding(), "its renewal waited for its turn to Redis "
+                                + "until its lease ran out")) {
+                    events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
+                }
+            }
+            try {
+                batch.timeout = scheduler.schedule(() -> timedOut(batch), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) { // closed
+            }
+            return;
+        }
         List<Due> resend = new ArrayList<>();
         for (Due due : batch.holdings) {
             LocalLock lock = due.lock();
@@ -509,6 +524,8 @@ final class Watchdog implements AutoCloseable {
         final long sent;
         /** The resend after a quarter lease unanswered; cancelled (and dropped by the scheduler) once answered. */
         volatile ScheduledFuture<?> timeout;
+        /** Whether its turn in its node's queue came; until then it is not resent, only checked again later. */
+        volatile boolean started;
 
         Batch(List<Due> holdings, long sent) {
             this.holdings = holdings;

@@ -37,14 +37,21 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  */
 final class ManyLocksFrozenNode {
 
+    /** The shortest watchdog lease, for up to {@value #LOCKS_PER_LEASE_SECOND} locks. */
     static final Duration LEASE = Duration.ofSeconds(1);
+    /**
+     * Locks per second of lease: with more, the lease grows with them (2 s for 10,000, 4 s for 20,000), as renewing
+     * every lock every third of the lease, one script call per hash slot (about one lock a slot at these counts), on
+     * three Redis processes sharing a loaded 2-core machine with the client, is work that grows with locks per lease.
+     */
+    static final int LOCKS_PER_LEASE_SECOND = 5_000;
     static final long SAMPLE_MILLIS = 50;
 
     private ManyLocksFrozenNode() {
     }
 
     /** One run: how many locks, how many on the healthy masters were lost, and how late renewals got. */
-    record Outcome(String scenario, int locks, boolean frozen, int onHealthy, int onFrozen, int healthyNotHeld,
+    record Outcome(String scenario, int locks, long leaseMillis, boolean frozen, int onHealthy, int onFrozen, int healthyNotHeld,
             int healthyReportedLost, int healthyGoneFromRedis, int frozenStillHeld, int frozenReportedLost,
             long worstLatenessMillis, long acquireMillis, List<String> errors) {
 
@@ -94,7 +101,8 @@ final class ManyLocksFrozenNode {
             factory.afterPropertiesSet();
             factory.start();
             StringRedisTemplate redis = new StringRedisTemplate(factory);
-            try (RedisLockTemplate locks = new RedisLockTemplate(redis, RedisLockConfig.defaults().withWatchdogLease(LEASE))) {
+            try (RedisLockTemplate locks = new RedisLockTemplate(redis,
+                    RedisLockConfig.defaults().withWatchdogLease(lease(count)))) {
                 return run(name, count, freeze, cluster, redis, locks, errors);
             } finally {
                 cluster.masters().forEach(RedisServerProcess::resume);
@@ -102,12 +110,17 @@ final class ManyLocksFrozenNode {
             }
         } catch (Exception e) {
             errors.add(name + ": " + e);
-            return new Outcome(name, count, freeze, 0, 0, 0, 0, 0, 0, 0, 0, 0, errors);
+            return new Outcome(name, count, lease(count).toMillis(), freeze, 0, 0, 0, 0, 0, 0, 0, 0, 0, errors);
         }
+    }
+
+    static Duration lease(int locks) {
+        return Duration.ofSeconds(Math.max(LEASE.toSeconds(), (locks + LOCKS_PER_LEASE_SECOND - 1) / LOCKS_PER_LEASE_SECOND));
     }
 
     private static Outcome run(String name, int count, boolean freeze, RedisClusterProcesses cluster,
             StringRedisTemplate redis, RedisLockTemplate locks, List<String> errors) throws InterruptedException {
+        Duration lease = lease(count);
         Set<String> lost = ConcurrentHashMap.newKeySet();
         locks.addLockLostListener((lock, reason) -> lost.add(lock.key()));
         // the first acquisition connects, and the watchdog's first renewal finds out it renews on a Cluster and looks
@@ -116,7 +129,7 @@ final class ManyLocksFrozenNode {
         for (int i = 0; i < 2; i++) {
             try {
                 LockHandle warmUp = locks.acquire("warm-up", LockOptions.tryOnce());
-                Thread.sleep(LEASE.toMillis() / 2);
+                Thread.sleep(lease.toMillis() / 2);
                 warmUp.release();
             } catch (LockLostException e) { // the first call took longer than a lease
             }
@@ -165,14 +178,14 @@ final class ManyLocksFrozenNode {
             if (freeze) {
                 frozen.pause();
                 try {
-                    Thread.sleep(LEASE.toMillis() * 3 / 2);
+                    Thread.sleep(lease.toMillis() * 3 / 2);
                 } finally {
                     frozen.resume();
                 }
             } else {
-                Thread.sleep(LEASE.toMillis() * 3 / 2);
+                Thread.sleep(lease.toMillis() * 3 / 2);
             }
-            Thread.sleep(LEASE.toMillis());
+            Thread.sleep(lease.toMillis());
         } finally {
             sampler.interrupt();
             sampler.join();
@@ -202,7 +215,7 @@ final class ManyLocksFrozenNode {
                 // counted above as not held
             }
         }
-        Outcome outcome = new Outcome(name, count, freeze, healthy.size(), onFrozen.size(), notHeld, reported, gone,
+        Outcome outcome = new Outcome(name, count, lease.toMillis(), freeze, healthy.size(), onFrozen.size(), notHeld, reported, gone,
                 frozenHeld, frozenReported, worstLateness.get(), acquireMillis, errors);
         System.out.println(report(List.of(outcome)));
         return outcome;
@@ -237,19 +250,21 @@ final class ManyLocksFrozenNode {
     static String report(List<Outcome> outcomes) {
         StringBuilder md = new StringBuilder("\n## Many locks, frozen node (Redis Cluster)\n\n");
         md.append("One client (Jedis) holds thousands of locks on distinct keys, spread over a fresh 3-master Cluster, with ")
-                .append("a watchdog lease of ").append(LEASE.toMillis()).append(" ms (renewed every third of it, each ")
-                .append("master's locks in batches of their own). One master is frozen with SIGSTOP for a lease and a ")
+                .append("a watchdog lease of ").append(LEASE.toMillis()).append(" ms for up to ")
+                .append(String.format(Locale.ROOT, "%,d", LOCKS_PER_LEASE_SECOND)).append(" locks and a second more per ")
+                .append(String.format(Locale.ROOT, "%,d", LOCKS_PER_LEASE_SECOND)).append(" more (renewed every third of ")
+                .append("it, each master's locks in batches of their own). One master is frozen with SIGSTOP for a lease and a ")
                 .append("half, then resumed, and the locks are held a lease more. A lock on a healthy master is lost when ")
                 .append("`isHeld()` is false, the lock-lost listener was told, or Redis no longer has it as the client's; ")
                 .append("the locks on the frozen master must be reported lost. Worst renewal lateness: how long past its ")
                 .append("due time a healthy lock's renewal was still not done (sampled every ").append(SAMPLE_MILLIS)
                 .append(" ms; up to a tick, a sixth of the lease, is the watchdog's rhythm).\n\n");
-        md.append("| scenario | locks | on healthy masters | healthy lost (not held / reported / gone from Redis) "
+        md.append("| scenario | locks | lease ms | on healthy masters | healthy lost (not held / reported / gone from Redis) "
                 + "| on the frozen master | frozen reported lost / still held | worst renewal lateness ms | acquired in ms |\n");
-        md.append("| --- | ---: | ---: | --- | ---: | --- | ---: | ---: |\n");
+        md.append("| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: |\n");
         for (Outcome o : outcomes) {
-            md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %d / %d / %d | %,d | %s | %d | %,d |%n", o.scenario(),
-                    o.locks(), o.onHealthy(), o.healthyNotHeld(), o.healthyReportedLost(), o.healthyGoneFromRedis(),
+            md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,d | %d / %d / %d | %,d | %s | %d | %,d |%n",
+                    o.scenario(), o.locks(), o.leaseMillis(), o.onHealthy(), o.healthyNotHeld(), o.healthyReportedLost(), o.healthyGoneFromRedis(),
                     o.onFrozen(), o.frozen() ? o.frozenReportedLost() + " / " + o.frozenStillHeld() : "–",
                     o.worstLatenessMillis(), o.acquireMillis()));
         }
