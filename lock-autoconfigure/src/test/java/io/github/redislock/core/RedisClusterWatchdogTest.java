@@ -161,6 +161,52 @@ class RedisClusterWatchdogTest {
         }
     }
 
+    /**
+     * A held lock's hash slot moves to another master (a resharding: CLUSTER SETSLOT and MIGRATE) while the watchdog
+     * still sends that slot's renewals with the old master's: the call redirected (MOVED) is sent again alone, routed
+     * by the driver, and every lock stays held.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"jedis", "lettuce"})
+    void aLockWhoseSlotMovesToAnotherMasterStaysHeld(String driver) throws Exception {
+        try (RedisClients clients = new RedisClients(cluster)) {
+            StringRedisTemplate redis = driver.equals("jedis") ? clients.redisTemplate() : clients.lettuceRedisTemplate();
+            RedisLockTemplate many = clients.lockTemplate(new RedisLockTemplate(redis,
+                    RedisLockConfig.defaults().withWatchdogLease(LEASE)));
+            Set<String> lost = ConcurrentHashMap.newKeySet();
+            many.addLockLostListener((lock, reason) -> lost.add(lock.key()));
+            redis.hasKey("warm-up");
+            List<LockHandle> handles = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                handles.add(many.acquire("moving:" + i, LockOptions.tryOnce()));
+            }
+            Thread.sleep(LEASE.toMillis()); // renewed by master at least twice
+            String moved = handles.get(0).key();
+            int slot = ClusterSlotHashUtil.calculateSlot(lockKey(moved));
+            RedisServerProcess from = masterOfSlot().get(slot);
+            RedisServerProcess to = cluster.masters().stream().filter(m -> m != from).findFirst().orElseThrow();
+            String fromId = from.command("CLUSTER", "MYID");
+            String toId = to.command("CLUSTER", "MYID");
+            to.command("CLUSTER", "SETSLOT", Integer.toString(slot), "IMPORTING", fromId);
+            from.command("CLUSTER", "SETSLOT", Integer.toString(slot), "MIGRATING", toId);
+            assertThat(from.command("MIGRATE", to.host(), Integer.toString(to.port()), "", "0", "5000", "KEYS",
+                    lockKey(moved))).isEqualTo("OK");
+            for (RedisServerProcess master : cluster.masters()) {
+                master.command("CLUSTER", "SETSLOT", Integer.toString(slot), "NODE", toId);
+            }
+
+            Thread.sleep(3 * LEASE.toMillis());
+            assertThat(lost).as("locks reported lost after a slot moved").isEmpty();
+            assertHeld(handles, lost, redis, many.clientId(), "after the slot of '" + moved + "' moved");
+            assertThat(to.command("GET", lockKey(moved))).as("the moved lock, on its new master")
+                    .startsWith(many.clientId());
+            assertThat(to.command("PTTL", lockKey(moved))).as("its TTL there, renewed").isNotEqualTo("-2");
+            for (LockHandle handle : handles) {
+                handle.release();
+            }
+        }
+    }
+
     private static void assertHeld(List<LockHandle> healthy, Set<String> lost, StringRedisTemplate redis, String clientId,
             String when) {
         List<String> notHeld = healthy.stream().filter(handle -> !handle.isHeld()).map(LockHandle::key).toList();
