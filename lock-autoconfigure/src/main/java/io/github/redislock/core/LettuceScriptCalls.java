@@ -3,6 +3,9 @@ package io.github.redislock.core;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -83,6 +86,51 @@ final class LettuceScriptCalls {
         } finally {
             replies.done();
         }
+    }
+
+    /**
+     * Runs a script once per entry, every call sent before any reply is awaited: on a Cluster connection, the calls
+     * to one master go out pipelined on its node connection (EVAL for one that Redis answers NOSCRIPT).
+     *
+     * @return per call its reply ({@code byte[]}), or the exception it failed with, translated as {@link #run} does
+     */
+    Object[] runAll(String sha1, byte[] script, List<byte[][]> keys, List<byte[][]> args) {
+        Object[] out = new Object[keys.size()];
+        Shared shared;
+        try {
+            shared = shared();
+        } catch (RuntimeException e) {
+            Arrays.fill(out, translate(e));
+            return out;
+        }
+        List<RedisFuture<Object>> sent = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            sent.add(shared.commands.evalsha(sha1, ScriptOutputType.VALUE, keys.get(i), args.get(i)));
+        }
+        for (int i = 0; i < out.length; i++) {
+            try {
+                out[i] = replies.await(sent.get(i), shared.timeoutMillis, false);
+            } catch (RuntimeException e) {
+                if (!ScriptRunner.isNoScript(e)) {
+                    out[i] = translate(e);
+                    continue;
+                }
+                try {
+                    out[i] = run(sha1, script, false, keys.get(i), args.get(i));
+                } catch (RuntimeException again) {
+                    out[i] = again;
+                }
+            }
+        }
+        return out;
+    }
+
+    private RuntimeException translate(RuntimeException e) {
+        if (e instanceof DataAccessException) {
+            return e;
+        }
+        DataAccessException translated = factory.translateExceptionIfPossible(e);
+        return translated != null ? translated : new RedisSystemException("Redis failed to run a lock script: " + e.getMessage(), e);
     }
 
     private Shared shared() {

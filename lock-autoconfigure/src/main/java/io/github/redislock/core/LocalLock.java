@@ -161,12 +161,21 @@ final class LocalLock {
         }
     }
 
-    /** Records a renewal of {@code renewed} sent at {@code requestStartNanos}, if it is still this key's holding. */
-    synchronized void renewed(Holding renewed, long requestStartNanos) {
-        if (holding == renewed && lostReason == null && requestStartNanos - renewedAtNanos > 0) {
+    /**
+     * Records a renewal of {@code renewed} sent at {@code requestStartNanos}, if it is still this key's holding and its
+     * lease (less the margin) has not run out meanwhile: a holding seen as no longer held never comes back.
+     *
+     * @return whether the holding is still valid (renewed now, or by a later renewal already)
+     */
+    synchronized boolean renewed(Holding renewed, long requestStartNanos) {
+        if (holding != renewed || lostReason != null || System.nanoTime() - validUntilNanos >= 0) {
+            return false;
+        }
+        if (requestStartNanos - renewedAtNanos > 0) {
             renewedAtNanos = requestStartNanos;
             validUntilNanos = requestStartNanos + renewed.leaseNanos() - safetyMarginNanos(renewed.leaseNanos());
         }
+        return true;
     }
 
     /** How long the current holding's lease has left in Redis as this JVM counts it (negative once run out). */

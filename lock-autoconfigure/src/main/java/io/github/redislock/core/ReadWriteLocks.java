@@ -102,6 +102,11 @@ final class ReadWriteLocks {
             }
 
             @Override
+            public String nodeOf(String key) {
+                return renewShares.nodeOf(key);
+            }
+
+            @Override
             public int batchOf(String key) {
                 return renewShares.batchOf(key);
             }

@@ -36,7 +36,7 @@ record Renewer(Kind kind, Call call, Many many) {
         boolean renew(String key, String owner, long leaseMillis);
     }
 
-    /** The Redis call that extends many holdings' leases in one go (one script call per hash slot in Redis Cluster). */
+    /** The Redis call that extends many holdings' leases in one go (one script call per hash slot in Redis Cluster, where a batch holds one master's holdings). */
     @FunctionalInterface
     interface Many {
 
@@ -49,8 +49,18 @@ record Renewer(Kind kind, Call call, Many many) {
         Replies renew(List<String> keys, List<String> owners, long[] leaseMillis);
 
         /**
-         * Which batch {@code key} may share: in Redis Cluster its hash slot, as one script call takes keys of one slot
-         * only, and a batch per slot keeps a slow node from holding up the renewals of the others; else 0 for all.
+         * Which Redis node serves {@code key}: in Redis Cluster its hash slot's master ({@code host:port}) as last seen,
+         * so that each master's holdings are renewed apart and a slow or frozen one holds up no other's; {@code null}
+         * when there is one node, or the node is not known yet.
+         */
+        default String nodeOf(String key) {
+            return null;
+        }
+
+        /**
+         * Which batch of its node's {@code key} may share: its hash slot in Redis Cluster when the driver cannot
+         * pipeline a master's calls (one script call takes keys of one slot only, and the slots' calls then go out
+         * side by side); else 0 for all.
          */
         default int batchOf(String key) {
             return 0;

@@ -55,6 +55,8 @@ final class ScriptRunner {
     private static final Logger log = LoggerFactory.getLogger(ScriptRunner.class);
     private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
             ScriptRunner.class.getClassLoader());
+    private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.JedisCluster",
+            ScriptRunner.class.getClassLoader());
 
     private final StringRedisTemplate redis;
     /** Whether scripts run straight on the factory's connections (a plain template) or through its execute. */
@@ -65,6 +67,8 @@ final class ScriptRunner {
     private final Map<RedisScript<?>, Prepared> prepared = new ConcurrentHashMap<>();
     private final RedisLockConfig.ReplicaAck replicaAck;
     private final byte[][] waitArgs;
+    /** Which master serves each hash slot, for the watchdog (Redis Cluster only; looked up when first asked). */
+    final ClusterNodes clusterNodes;
     /** Whether the connections are Redis Cluster ones; {@code null} until a connection was asked. */
     private volatile Boolean cluster;
 
@@ -73,6 +77,7 @@ final class ScriptRunner {
         this.direct = redis.getClass() == StringRedisTemplate.class;
         this.lettuce = direct && LETTUCE_PRESENT ? LettuceScriptCalls.on(redis.getRequiredConnectionFactory()) : null;
         this.replicaAck = replicaAck;
+        this.clusterNodes = new ClusterNodes(redis);
         this.waitArgs = new byte[][] {bytes(Integer.toString(replicaAck.replicas())),
                 bytes(Long.toString(replicaAck.timeout().toMillis()))};
     }
@@ -121,6 +126,59 @@ final class ScriptRunner {
     }
 
     /**
+     * Whether {@link #runAllForText} pipelines its calls: on a Lettuce factory's shared connection, or on a Jedis Cluster
+     * factory's node connections; else it sends them one after the other.
+     */
+    boolean pipelinesScriptCalls() {
+        return lettuce != null || (direct && JEDIS_PRESENT && JedisClusterPipeline.handles(redis.getRequiredConnectionFactory()));
+    }
+
+    /**
+     * Runs a script that answers with a string once per entry of {@code keys} and {@code args}, every call with keys of
+     * one hash slot, all served by one Cluster master as far as {@code slot} (the first call's) tells: pipelined where
+     * {@link #pipelinesScriptCalls()}; a call the pipeline could not run (a redirection after a failover or a
+     * resharding, NOSCRIPT) is sent again alone, routed by the driver.
+     *
+     * @return per call its reply, or the exception it failed with
+     */
+    Object[] runAllForText(RedisScript<String> script, List<byte[][]> keys, List<byte[][]> args, int slot) {
+        Prepared prepared = prepared(script);
+        Object[] replies;
+        if (lettuce != null) {
+            replies = lettuce.runAll(prepared.sha1(), prepared.text(), keys, args);
+        } else if (pipelinesScriptCalls()) {
+            replies = JedisClusterPipeline.run(redis.getRequiredConnectionFactory(), bytes(prepared.sha1()), keys, args, slot);
+        } else {
+            replies = new Object[keys.size()];
+        }
+        for (int i = 0; i < replies.length; i++) {
+            if (replies[i] == null || (replies[i] instanceof RuntimeException e && !isNodeDown(e))) {
+                try {
+                    Object reply = evalSha(script, ReturnType.VALUE, keys.get(i), args.get(i));
+                    replies[i] = reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : reply;
+                } catch (RuntimeException e) {
+                    replies[i] = e;
+                }
+            } else if (replies[i] instanceof byte[] text) {
+                replies[i] = new String(text, StandardCharsets.UTF_8);
+            }
+        }
+        return replies;
+    }
+
+    /** Whether a pipelined call failed because its node could not be reached in time: not worth sending again now. */
+    private static boolean isNodeDown(RuntimeException e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.io.IOException || t instanceof java.util.concurrent.TimeoutException
+                    || t.getClass().getSimpleName().contains("Timeout")
+                    || t.getClass().getSimpleName().contains("Connection")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Whether the template talks to a Redis Cluster, where the keys of one script call must share a hash slot; asked
      * of a connection the first time, then remembered.
      */
@@ -131,6 +189,9 @@ final class ScriptRunner {
                 known = connection instanceof RedisClusterConnection;
             }
             cluster = known;
+            if (known) {
+                clusterNodes.lookUpSoon(); // before the watchdog asks which master serves a slot
+            }
         }
         return known;
     }

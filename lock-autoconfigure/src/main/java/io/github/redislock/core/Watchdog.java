@@ -31,11 +31,16 @@ import org.slf4j.LoggerFactory;
  * entries of its {@link LocalLocks}; the other types {@link #watch} each holding when it is acquired (with a fixed
  * lease too, so {@link RedisLockDiagnostics} counts it) and {@link #unwatch} it at its release.
  * One scheduler thread only decides: every sixth of the lease it looks at every renewed holding and
- * hands the ones last renewed a third of a lease ago or more to a pool (threads come and go with the work, up to
- * 256), at most one renewal in flight per holding. Every type's {@link Renewer} has a batched call (unless replica
- * acknowledgement is on, which acknowledges each renewal alone): holdings of one type go in batches of up to
- * {@value #MAX_BATCH}, one script call each (a batch per hash slot in Redis Cluster), which reports per holding
- * whether it was renewed or is gone. A renewal not answered
+ * hands the ones last renewed a third of a lease ago or more to a pool (threads come and go with the work), at most
+ * one renewal in flight per holding, through a queue per Redis node ({@link NodeLanes}: up to
+ * {@value #MAX_CALLS_PER_MASTER} calls in flight to one Cluster master, {@value #MAX_RENEWAL_THREADS} to one Redis;
+ * the rest wait their turn, none is dropped, and one node's queue never waits for another's). Every type's
+ * {@link Renewer} has a batched call (unless replica acknowledgement is on, which acknowledges each renewal alone):
+ * holdings of one type go in batches of up to {@value #MAX_BATCH}, one script call each, which reports per holding
+ * whether it was renewed or is gone; in Redis Cluster a batch holds one master's holdings
+ * ({@link Renewer.Many#nodeOf}) and goes out as one call per hash slot, pipelined where the driver allows (a batch per
+ * slot where it does not). A renewal sent only after waiting its turn counts its lease from when it was sent; one
+ * whose lease ran out while it waited, or before its answer came, is marked lost. A renewal sent and not answered
  * within a quarter of the lease counts as failed and is sent again on another thread (the blocked one is left to
  * the client's own timeout), so a slow or frozen Redis node costs only the locks it holds; an answered renewal
  * cancels that resend, so the watchdog keeps nothing of a released holding. A holding whose local lease (less a safety
@@ -47,11 +52,17 @@ final class Watchdog implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
 
     /**
-     * Renewals in flight at once; a renewal beyond it waits for the next tick. Generous, so that the
-     * calls stuck on a frozen node (a few per lock there, until it is marked lost) leave threads for the
-     * healthy ones; bounded, so that thousands of locks due in one tick do not start thousands of threads.
+     * Renewal calls in flight at once to one Redis (not Cluster), or before the Cluster's topology is known; a renewal
+     * beyond it waits its turn in a queue. Bounded, so that thousands of locks due in one tick (each renewed alone with
+     * replica acknowledgement) do not start thousands of threads.
      */
     private static final int MAX_RENEWAL_THREADS = 256;
+    /**
+     * Renewal calls in flight at once to one Cluster master (each a batch of up to {@value #MAX_BATCH} of its holdings);
+     * more wait their turn in that master's queue. A frozen master holds up at most this many threads and its own
+     * queue, never another master's renewals.
+     */
+    static final int MAX_CALLS_PER_MASTER = 16;
     /**
      * Holdings renewed by one batched call at most: large enough that 100,000 held locks cost a hundred calls a
      * renewal period, small enough that one call keeps Redis busy for about a millisecond.
@@ -67,6 +78,8 @@ final class Watchdog implements AutoCloseable {
     private final long renewalTimeoutNanos;
     private final ScheduledThreadPoolExecutor scheduler;
     private final ThreadPoolExecutor renewals;
+    /** The renewals of each Redis node (Cluster master), queued and capped node by node, on the pool above. */
+    private final NodeLanes lanes;
     private final ThreadPoolExecutor listenerThread;
     private final ThreadPoolExecutor background;
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
@@ -85,8 +98,9 @@ final class Watchdog implements AutoCloseable {
         this.renewalTimeoutNanos = lease.toNanos() / 4;
         this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("redis-lock-watchdog", false));
         this.scheduler.setRemoveOnCancelPolicy(true);
-        this.renewals = new ThreadPoolExecutor(0, MAX_RENEWAL_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
+        this.renewals = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_SECONDS, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), daemon("redis-lock-renewal", true));
+        this.lanes = new NodeLanes(renewals, MAX_RENEWAL_THREADS, MAX_CALLS_PER_MASTER);
         this.background = new ThreadPoolExecutor(BACKGROUND_THREADS, BACKGROUND_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), daemon("redis-lock-cleanup", true));
         this.background.allowCoreThreadTimeOut(true);
@@ -177,6 +191,7 @@ final class Watchdog implements AutoCloseable {
     @Override
     public void close() {
         scheduler.shutdownNow();
+        lanes.close();
         renewals.shutdownNow();
         background.shutdown();
         listenerThread.shutdown();
@@ -194,7 +209,8 @@ final class Watchdog implements AutoCloseable {
                     dispatch(List.of(due));
                     return;
                 }
-                BatchKey key = new BatchKey(renewer.many(), renewer.many().batchOf(lock.key));
+                BatchKey key = new BatchKey(renewer.many(), renewer.many().nodeOf(lock.key),
+                        renewer.many().batchOf(lock.key));
                 List<Due> batch = batches.computeIfAbsent(key, k -> new ArrayList<>());
                 batch.add(due);
                 if (batch.size() == MAX_BATCH) {
@@ -240,17 +256,24 @@ final class Watchdog implements AutoCloseable {
             return;
         }
         Batch batch = new Batch(claimed, sent);
+        Due first = claimed.get(0);
+        String node = first.renewer().many() == null ? null : first.renewer().many().nodeOf(first.lock().key);
         try {
             batch.timeout = scheduler.schedule(() -> timedOut(batch), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
-            renewals.execute(() -> renew(batch));
-        } catch (RejectedExecutionException e) { // closed, or every renewal thread busy: the next tick tries again
+            lanes.submit(node, () -> renew(batch));
+        } catch (RejectedExecutionException e) { // closed
             batch.cancelTimeout();
             claimed.forEach(holding -> inFlight.remove(holding.holding(), sent));
         }
     }
 
-    private void renew(Batch batch) {
+    private void renew(Batch queued) {
+        queued.started = true;
         try {
+            Batch batch = stillToSend(queued);
+            if (batch == null) {
+                return;
+            }
             Due first = batch.holdings.get(0);
             if (first.renewer().many() == null) {
                 renew(first.lock(), first.renewer(), first.holding(), batch.sent);
@@ -258,8 +281,34 @@ final class Watchdog implements AutoCloseable {
                 renewMany(batch);
             }
         } finally {
-            batch.cancelTimeout(); // answered: nothing to resend, and the scheduler lets go of the holdings
+            queued.cancelTimeout(); // answered: nothing to resend, and the scheduler lets go of the holdings
         }
+    }
+
+    /**
+     * The holdings of {@code queued} to send now that its turn came: those still waiting for this very renewal (not
+     * answered, resent, released or lost meanwhile), and with their lease left; one whose lease ran out while it
+     * waited is marked lost instead. {@code null} when none is left.
+     */
+    private Batch stillToSend(Batch queued) {
+        List<Due> left = new ArrayList<>(queued.holdings.size());
+        for (Due due : queued.holdings) {
+            Long current = inFlight.get(due.holding());
+            if (current == null || current != queued.sent || due.lock().holding != due.holding()
+                    || due.lock().lostReason != null) {
+                continue;
+            }
+            if (due.lock().invalidReason() != null) {
+                inFlight.remove(due.holding(), queued.sent);
+                if (markLost(due.lock(), due.renewer(), due.holding(), "its renewal waited for its turn to Redis "
+                        + "until its lease ran out")) {
+                    events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
+                }
+                continue;
+            }
+            left.add(due);
+        }
+        return left.isEmpty() ? null : left.size() == queued.holdings.size() ? queued : new Batch(left, queued.sent);
     }
 
     /**
@@ -269,8 +318,9 @@ final class Watchdog implements AutoCloseable {
      */
     void renew(LocalLock lock, Renewer renewer, LocalLock.Holding holding, long sent) {
         try {
+            long started = System.nanoTime(); // after any wait in its node's queue: the lease runs from here
             if (renewer.call().renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
-                renewed(new Due(lock, renewer, holding), sent);
+                renewed(new Due(lock, renewer, holding), started);
             } else {
                 gone(new Due(lock, renewer, holding));
             }
@@ -298,6 +348,7 @@ final class Watchdog implements AutoCloseable {
                 leases[i] = TimeUnit.NANOSECONDS.toMillis(due.holding().leaseNanos());
             }
             Renewer.Replies replies;
+            long started = System.nanoTime(); // after any wait in its node's queue: the leases run from here
             try {
                 replies = holdings.get(0).renewer().many().renew(keys, owners, leases);
             } catch (RuntimeException e) {
@@ -308,7 +359,7 @@ final class Watchdog implements AutoCloseable {
                 Due due = holdings.get(i);
                 char outcome = replies.outcomes().charAt(i);
                 if (outcome == Renewer.Replies.RENEWED) {
-                    renewed(due, batch.sent);
+                    renewed(due, started);
                 } else if (outcome == Renewer.Replies.GONE) {
                     gone(due);
                 } else if (notRenewed(due, batch.sent, replies.failure())) {
@@ -324,9 +375,18 @@ final class Watchdog implements AutoCloseable {
         }
     }
 
-    private void renewed(Due due, long sent) {
-        due.lock().renewed(due.holding(), sent);
-        events.renewal(due.lock(), LockObserver.RenewalOutcome.RENEWED);
+    /**
+     * Records a renewal sent at {@code started} that Redis confirmed. If the holding's lease (less the margin) ran out
+     * before the answer came, its holder may have been told it no longer holds the lock: it stays lost, and is
+     * marked so, rather than held again.
+     */
+    private void renewed(Due due, long started) {
+        if (due.lock().renewed(due.holding(), started)) {
+            events.renewal(due.lock(), LockObserver.RenewalOutcome.RENEWED);
+        } else if (due.lock().invalidReason() != null && markLost(due.lock(), due.renewer(), due.holding(),
+                "its renewal was answered only after its lease ran out")) {
+            events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
+        }
     }
 
     private void gone(Due due) {
@@ -357,6 +417,20 @@ final class Watchdog implements AutoCloseable {
     }
 
     private void timedOut(Batch batch) {
+        if (!batch.started) { // still waiting its turn in its node's queue: sending it again would only queue it twice
+            for (Due due : batch.holdings) {
+                if (Long.valueOf(batch.sent).equals(inFlight.get(due.holding())) && due.lock().invalidReason() != null
+                        && markLost(due.lock(), due.renewer(), due.holding(), "its renewal waited for its turn to Redis "
+                                + "until its lease ran out")) {
+                    events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
+                }
+            }
+            try {
+                batch.timeout = scheduler.schedule(() -> timedOut(batch), renewalTimeoutNanos, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) { // closed
+            }
+            return;
+        }
         List<Due> resend = new ArrayList<>();
         for (Due due : batch.holdings) {
             LocalLock lock = due.lock();
@@ -432,8 +506,11 @@ final class Watchdog implements AutoCloseable {
         };
     }
 
-    /** Which batch a due holding joins: its renewer's batched call, and the group that call may take at once. */
-    private record BatchKey(Renewer.Many many, int group) {
+    /**
+     * Which batch a due holding joins: its renewer's batched call, the Redis node that serves it, and the group of that
+     * node's holdings one batch may take ({@link Renewer.Many#batchOf}).
+     */
+    private record BatchKey(Renewer.Many many, String node, int group) {
     }
 
     /** A holding due for renewal, as the tick read it. */
@@ -447,6 +524,8 @@ final class Watchdog implements AutoCloseable {
         final long sent;
         /** The resend after a quarter lease unanswered; cancelled (and dropped by the scheduler) once answered. */
         volatile ScheduledFuture<?> timeout;
+        /** Whether its turn in its node's queue came; until then it is not resent, only checked again later. */
+        volatile boolean started;
 
         Batch(List<Due> holdings, long sent) {
             this.holdings = holdings;

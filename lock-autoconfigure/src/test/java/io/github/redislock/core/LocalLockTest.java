@@ -32,4 +32,22 @@ class LocalLockTest {
         assertThat(LocalLock.safetyMarginNanos(TimeUnit.SECONDS.toNanos(30))).isEqualTo(TimeUnit.MILLISECONDS.toNanos(302));
         assertThat(LocalLock.safetyMarginNanos(TimeUnit.MILLISECONDS.toNanos(3))).isEqualTo(TimeUnit.MICROSECONDS.toNanos(1500));
     }
+
+    @Test
+    void aRenewalAnsweredAfterTheLeaseRanOutLeavesTheHoldingInvalid() {
+        LocalLock lock = new LocalLock("k");
+        long now = System.nanoTime();
+        // acquired 10s ago with a 10s lease: its local view ran out; a renewal sent 5s ago comes back only now
+        lock.held("owner", 1, TEN_SECONDS, now - TEN_SECONDS, true);
+        LocalLock.Holding holding = lock.holding;
+        assertThat(lock.isValid()).isFalse();
+
+        assertThat(lock.renewed(holding, now - TEN_SECONDS / 2)).as("recorded").isFalse();
+        assertThat(lock.isValid()).as("valid again after a late renewal").isFalse();
+
+        // one answered in time extends it
+        lock.held("owner", 2, TEN_SECONDS, now - TEN_SECONDS / 2, true);
+        assertThat(lock.renewed(lock.holding, now)).isTrue();
+        assertThat(lock.leaseLeftNanos()).isGreaterThan(TEN_SECONDS / 2);
+    }
 }

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -17,12 +19,18 @@ import io.github.redislock.test.WithRedisCluster;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** A frozen Cluster master costs only the locks in its own slots. */
+/**
+ * A frozen Cluster master costs only the locks in its own slots: with one lock per master, and with thousands of locks
+ * on distinct keys, whose renewals to the frozen master must not hold up those to the healthy ones.
+ */
 @WithRedisCluster(freshForEachTest = true)
 class RedisClusterWatchdogTest {
 
@@ -91,6 +99,155 @@ class RedisClusterWatchdogTest {
             oneLockPerMaster.get(healthy).release();
         }
         assertThatThrownBy(frozenLock::release).isInstanceOf(LockLostException.class);
+    }
+
+    /**
+     * 2,000 locks on distinct keys, spread over the three masters, renewed every third of a one-second lease; one
+     * master is frozen (SIGSTOP) for a lease and a half. Every lock on the other two must stay held, in this JVM and in
+     * Redis, and every lock on the frozen one must be reported lost, to isHeld() and to the listener alike.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"jedis", "lettuce"})
+    void aFrozenMasterCostsNoneOfTheThousandsOfLocksOnTheHealthyMasters(String driver) throws Exception {
+        int count = 2_000;
+        try (RedisClients clients = new RedisClients(cluster)) {
+            StringRedisTemplate redis = driver.equals("jedis") ? clients.redisTemplate() : clients.lettuceRedisTemplate();
+            RedisLockTemplate many = clients.lockTemplate(new RedisLockTemplate(redis,
+                    RedisLockConfig.defaults().withWatchdogLease(LEASE)));
+            Set<String> lost = ConcurrentHashMap.newKeySet();
+            many.addLockLostListener((lock, reason) -> lost.add(lock.key()));
+            // the first acquisition connects (seconds with Lettuce on a loaded machine, and a lease counts from the
+            // request), and the watchdog's first renewal asks which kind of Redis it renews on and the Cluster's
+            // topology: done with one lock before the thousands, so that neither costs any of them
+            redis.hasKey("warm-up");
+            try {
+                many.acquire("warm-up", LockOptions.tryOnce()).release();
+            } catch (LockLostException e) { // the first call took longer than a lease
+            }
+            LockHandle warmUp = many.acquire("warm-up", LockOptions.tryOnce());
+            Thread.sleep(LEASE.toMillis() / 2);
+            assertThat(warmUp.isHeld()).as("a lock held across its first renewal").isTrue();
+            warmUp.release();
+            lost.clear();
+            Map<Integer, RedisServerProcess> masterOfSlot = masterOfSlot();
+            RedisServerProcess frozen = cluster.masters().get(1);
+            List<LockHandle> healthy = new ArrayList<>();
+            List<LockHandle> onFrozen = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                String key = "many:" + i;
+                LockHandle handle = many.acquire(key, LockOptions.tryOnce());
+                RedisServerProcess master = masterOfSlot.get(ClusterSlotHashUtil.calculateSlot(lockKey(key)));
+                (master == frozen ? onFrozen : healthy).add(handle);
+            }
+            assertThat(lost).as("locks lost before the freeze").isEmpty();
+            assertThat(healthy).as("locks on the healthy masters").hasSizeGreaterThan(count / 2);
+
+            frozen.pause();
+            try {
+                Thread.sleep(LEASE.toMillis() * 3 / 2);
+                assertHeld(healthy, lost, redis, many.clientId(), "while a master was frozen");
+            } finally {
+                frozen.resume();
+            }
+            Thread.sleep(LEASE.toMillis());
+            assertHeld(healthy, lost, redis, many.clientId(), "a lease after the frozen master came back");
+            List<String> frozenStillHeld = onFrozen.stream().filter(LockHandle::isHeld).map(LockHandle::key).toList();
+            assertThat(frozenStillHeld).as("locks on the frozen master still held after a lease and a half").isEmpty();
+            assertThat(lost).as("locks reported lost").containsExactlyInAnyOrderElementsOf(
+                    onFrozen.stream().map(LockHandle::key).toList());
+            for (LockHandle handle : healthy) {
+                handle.release();
+            }
+        }
+    }
+
+    /**
+     * A held lock's hash slot moves to another master (a resharding: CLUSTER SETSLOT and MIGRATE) while the watchdog
+     * still sends that slot's renewals with the old master's: the call redirected (MOVED) is sent again alone, routed
+     * by the driver, and every lock stays held.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"jedis", "lettuce"})
+    void aLockWhoseSlotMovesToAnotherMasterStaysHeld(String driver) throws Exception {
+        try (RedisClients clients = new RedisClients(cluster)) {
+            StringRedisTemplate redis = driver.equals("jedis") ? clients.redisTemplate() : clients.lettuceRedisTemplate();
+            RedisLockTemplate many = clients.lockTemplate(new RedisLockTemplate(redis,
+                    RedisLockConfig.defaults().withWatchdogLease(LEASE)));
+            Set<String> lost = ConcurrentHashMap.newKeySet();
+            many.addLockLostListener((lock, reason) -> lost.add(lock.key()));
+            redis.hasKey("warm-up");
+            List<LockHandle> handles = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                handles.add(many.acquire("moving:" + i, LockOptions.tryOnce()));
+            }
+            Thread.sleep(LEASE.toMillis()); // renewed by master at least twice
+            String moved = handles.get(0).key();
+            int slot = ClusterSlotHashUtil.calculateSlot(lockKey(moved));
+            RedisServerProcess from = masterOfSlot().get(slot);
+            RedisServerProcess to = cluster.masters().stream().filter(m -> m != from).findFirst().orElseThrow();
+            String fromId = from.command("CLUSTER", "MYID");
+            String toId = to.command("CLUSTER", "MYID");
+            to.command("CLUSTER", "SETSLOT", Integer.toString(slot), "IMPORTING", fromId);
+            from.command("CLUSTER", "SETSLOT", Integer.toString(slot), "MIGRATING", toId);
+            assertThat(from.command("MIGRATE", to.host(), Integer.toString(to.port()), "", "0", "5000", "KEYS",
+                    lockKey(moved))).isEqualTo("OK");
+            for (RedisServerProcess master : cluster.masters()) {
+                master.command("CLUSTER", "SETSLOT", Integer.toString(slot), "NODE", toId);
+            }
+
+            Thread.sleep(3 * LEASE.toMillis());
+            assertThat(lost).as("locks reported lost after a slot moved").isEmpty();
+            assertHeld(handles, lost, redis, many.clientId(), "after the slot of '" + moved + "' moved");
+            assertThat(to.command("GET", lockKey(moved))).as("the moved lock, on its new master")
+                    .startsWith(many.clientId());
+            assertThat(to.command("PTTL", lockKey(moved))).as("its TTL there, renewed").isNotEqualTo("-2");
+            for (LockHandle handle : handles) {
+                handle.release();
+            }
+        }
+    }
+
+    private static void assertHeld(List<LockHandle> healthy, Set<String> lost, StringRedisTemplate redis, String clientId,
+            String when) {
+        List<String> notHeld = healthy.stream().filter(handle -> !handle.isHeld()).map(LockHandle::key).toList();
+        List<String> reported = healthy.stream().map(LockHandle::key).filter(lost::contains).toList();
+        List<String> goneFromRedis = healthy.stream().map(LockHandle::key).filter(key -> {
+            String owner = redis.opsForValue().get(lockKey(key));
+            return owner == null || !owner.startsWith(clientId);
+        }).toList();
+        assertThat(notHeld).as("of %,d locks on the healthy masters, those not held %s (%,d)", healthy.size(), when,
+                notHeld.size()).isEmpty();
+        assertThat(reported).as("of %,d locks on the healthy masters, those reported lost %s", healthy.size(), when)
+                .isEmpty();
+        assertThat(goneFromRedis).as("of %,d locks on the healthy masters, those Redis no longer has as ours %s (%,d)",
+                healthy.size(), when, goneFromRedis.size()).isEmpty();
+    }
+
+    private static String lockKey(String key) {
+        return "redis-lock:{" + key + "}";
+    }
+
+    /** Which master serves each slot, from each master's own CLUSTER NODES line. */
+    private Map<Integer, RedisServerProcess> masterOfSlot() {
+        Map<Integer, RedisServerProcess> owners = new java.util.HashMap<>();
+        for (RedisServerProcess master : cluster.masters()) {
+            String myself = master.command("CLUSTER", "NODES").lines().filter(line -> line.contains("myself"))
+                    .findFirst().orElseThrow();
+            String[] fields = myself.split(" ");
+            for (int f = 8; f < fields.length; f++) {
+                if (fields[f].startsWith("[")) {
+                    continue;
+                }
+                String[] range = fields[f].split("-");
+                int from = Integer.parseInt(range[0]);
+                int to = range.length > 1 ? Integer.parseInt(range[1]) : from;
+                for (int slot = from; slot <= to; slot++) {
+                    owners.put(slot, master);
+                }
+            }
+        }
+        assertThat(owners).as("slots served").hasSize(16384);
+        return owners;
     }
 
     private RedisServerProcess masterOf(String key) {

@@ -28,7 +28,8 @@ import io.github.redislock.test.RedisServerProcess;
  * scenarios ({@link #lockFamilyScenarios}) run the same workers with the fair lock or the read/write lock and kill
  * holders and waiting JVMs; a {@link FairQueueMonitor} checks the fair lock's grants against its queue in Redis.
  * <p>
- * The Sentinel failover scenarios ({@link SentinelFailover}) follow, {@code -Dchaos.failover-trials=10} trials each.
+ * The Sentinel failover scenarios ({@link SentinelFailover}) follow, {@code -Dchaos.failover-trials=10} trials each,
+ * then thousands of locks on a Cluster with a frozen master ({@link ManyLocksFrozenNode}).
  * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
  * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
@@ -206,7 +207,9 @@ public final class ChaosRun implements AutoCloseable {
             outcomes.addAll(run.redlock(repetitions));
             List<SentinelFailover.Outcome> failovers = SentinelFailover.all(failoverTrials, System.getProperty("chaos.only", ""));
             List<RedlockFrozenNode.Outcome> frozen = RedlockFrozenNode.all(System.getProperty("chaos.only", ""));
+            List<ManyLocksFrozenNode.Outcome> manyLocks = ManyLocksFrozenNode.all(System.getProperty("chaos.only", ""));
             String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers))
+                    + (manyLocks.isEmpty() ? "" : ManyLocksFrozenNode.report(manyLocks))
                     + RedlockFrozenNode.report(frozen);
             System.out.println(report);
             String docs = System.getProperty("chaos.docs", "docs");
@@ -218,6 +221,7 @@ public final class ChaosRun implements AutoCloseable {
             List<String> failures = failures(outcomes);
             failovers.forEach(failover -> failures.addAll(failover.failures()));
             frozen.forEach(outcome -> failures.addAll(outcome.failures()));
+            manyLocks.forEach(manyLock -> failures.addAll(manyLock.failures()));
             if (!failures.isEmpty()) {
                 System.err.println("FAILED: " + failures);
                 System.exit(1);
