@@ -77,7 +77,9 @@ public final class ChaosRun implements AutoCloseable {
          * token is above every earlier read's and write's (apart from holders stalled past their lease), and a
          * killed waiter costs the others at most {@link #READ_WRITE_DEAD_WAITER_BOUND_MILLIS}.
          */
-        READ_WRITE("no writer overlaps anyone; readers share; a write's token above every earlier one");
+        READ_WRITE("no writer overlaps anyone; readers share; a write's token above every earlier one"),
+        /** The semaphore: at most {@link Worker#SEMAPHORE_PERMITS} holders inside their sections at once. */
+        SEMAPHORE("at most " + Worker.SEMAPHORE_PERMITS + " holders at once");
 
         final String text;
 
@@ -98,13 +100,33 @@ public final class ChaosRun implements AutoCloseable {
      * at most the holder's lease, plus a second); writers go on meanwhile. Plus two seconds for scheduling.
      */
     static final long READ_WRITE_DEAD_WAITER_BOUND_MILLIS = LEASE_MILLIS + 1000 + 2000;
+    /**
+     * How long a waiting JVM stays stopped: longer than a fair lock's grant ({@code FairLockScripts.GRANT_MILLIS},
+     * 500 ms) and its queue entry, and than the exclusive lock's turn after a release (200 ms); shorter than the
+     * lease, so a JVM that got the lock just before the stop keeps it.
+     */
+    static final long WAITER_STALL_MILLIS = 900;
+    /**
+     * How long every worker's pub/sub connection holds back release notices in the delay scenarios, while commands
+     * go through at once ({@code -Dchaos.pubsub-delay-millis}): the issue's reproduction held them back 400 ms.
+     */
+    static final long PUBSUB_DELAY_MILLIS = Long.getLong("chaos.pubsub-delay-millis", 400);
+    /** How long each pub/sub delay lasts. */
+    static final long PUBSUB_DELAY_WINDOW_MILLIS = 2000;
+    /** The no-fault scenario's target in the full run ({@code -Dchaos.no-fault-sections}), with short sections. */
+    static final int NO_FAULT_SECTIONS = Integer.getInteger("chaos.no-fault-sections", 20_000);
+    /** How long the no-fault scenario of the full run may take to reach its target. */
+    static final long NO_FAULT_CAP_MILLIS = 15 * 60_000;
+    /** The section sleep of the no-fault scenario in the full run, in ms (min-max). */
+    static final String NO_FAULT_SECTION_SLEEP = "1-5";
+
     /** Time between two kills of a lock-family scenario: more than the window in which a kill's pause is measured. */
     static final long FAMILY_KILL_SPACING_MILLIS = HistoryChecker.FAULT_WINDOW_MILLIS + 500;
 
     /** One scenario's outcome. */
     public record Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
             int lossSignalled, int lossExpected, String leftovers, Kills kills, FairQueueMonitor.Order.Result order,
-            RedlockFigures redlock) {
+            RedlockFigures redlock, Stalls stalls, int minimumSections) {
 
         Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
                 int lossSignalled, int lossExpected, String leftovers) {
@@ -116,7 +138,30 @@ public final class ChaosRun implements AutoCloseable {
             this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills, order, null);
         }
 
+        Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
+                int lossSignalled, int lossExpected, String leftovers, Kills kills, FairQueueMonitor.Order.Result order,
+                RedlockFigures redlock) {
+            this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills, order, redlock,
+                    null, 0);
+        }
+
+        /** A kill scenario of the fair or the read/write lock: reported in their table. */
         boolean family() {
+            return familyPromise() && stalls == null;
+        }
+
+        Outcome withStalls(Stalls newStalls) {
+            return new Outcome(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills,
+                    order, redlock, newStalls, minimumSections);
+        }
+
+        Outcome withMinimumSections(int minimum) {
+            return new Outcome(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills,
+                    order, redlock, stalls, minimum);
+        }
+
+        /** Whether the fair lock's or the read/write lock's model is checked. */
+        boolean familyPromise() {
             return promise == Promise.FAIR || promise == Promise.READ_WRITE;
         }
 
@@ -134,6 +179,19 @@ public final class ChaosRun implements AutoCloseable {
      */
     public record Kills(int holders, int holdersAfterLeaving, int waiters, int waitersFoundHolding) {
         static final Kills NONE = new Kills(0, 0, 0, 0);
+    }
+
+    /**
+     * What a scenario that stalls waiting JVMs (or delays their release notices) did to them.
+     *
+     * @param kind what each fault was: a waiting JVM SIGSTOPped across a release, or every worker's pub/sub
+     *        connection held back
+     * @param faults faults injected
+     * @param foundHolding stopped JVMs found inside their section right after the stop (granted in between)
+     * @param releasesDuring stops during which a holder that was inside its section when the JVM stopped left it
+     * @param stoppedMillis how long each JVM stayed stopped (or each delay lasted)
+     */
+    public record Stalls(String kind, int faults, int foundHolding, int releasesDuring, List<Long> stoppedMillis) {
     }
 
     /** What a Redlock scenario must show besides the history's verdict. */
@@ -191,6 +249,31 @@ public final class ChaosRun implements AutoCloseable {
     private int holderKillsAfterLeaving;
     private int waiterKills;
     private int waiterKillsFoundHolding;
+    /** The current scenario's waiter stalls, or {@code null}. */
+    private StallCount stallCount;
+    /** The section sleep the current scenario's workers use (min-max ms). */
+    private String sectionSleep = "5-30";
+    /** The proxy every worker's pub/sub connection goes through in the pub/sub delay scenarios, else {@code null}. */
+    private TcpProxy subscriptionProxy;
+    /** Whether the no-fault scenario runs to {@link #NO_FAULT_SECTIONS} (the full run) instead of 6 s. */
+    private boolean longNoFaultRun;
+
+    /** The counts behind {@link Stalls}, while a scenario runs. */
+    private static final class StallCount {
+        final String kind;
+        int faults;
+        int foundHolding;
+        int releasesDuring;
+        final List<Long> stoppedMillis = new ArrayList<>();
+
+        StallCount(String kind) {
+            this.kind = kind;
+        }
+
+        Stalls stalls() {
+            return new Stalls(kind, faults, foundHolding, releasesDuring, List.copyOf(stoppedMillis));
+        }
+    }
 
     public ChaosRun() throws IOException, InterruptedException {
         resource = start(List.of(Resource.class.getName(), String.valueOf(resourcePort)), "resource ready");
@@ -201,6 +284,7 @@ public final class ChaosRun implements AutoCloseable {
         int repetitions = Integer.getInteger("chaos.repetitions", 20);
         int failoverTrials = Integer.getInteger("chaos.failover-trials", 10);
         try (ChaosRun run = new ChaosRun()) {
+            run.longNoFaultRun = true;
             List<Outcome> outcomes = new ArrayList<>(run.all(repetitions));
             // not in the short run of ./mvnw verify (ChaosSuiteTest): about a minute even with 2 repetitions
             outcomes.addAll(run.redlock(repetitions));
@@ -223,12 +307,94 @@ public final class ChaosRun implements AutoCloseable {
         System.exit(0);
     }
 
-    /** Every scenario of the suite. */
+    /** Every scenario of the suite but the Redlock ones. */
     public List<Outcome> all(int repetitions) throws Exception {
         List<Outcome> outcomes = exclusiveLockScenarios(repetitions);
+        outcomes.addAll(persistedRestartScenarios(repetitions));
         outcomes.addAll(lockFamilyScenarios(repetitions, false));
+        outcomes.addAll(waiterStallScenarios(repetitions));
         return outcomes;
     }
+
+    /** Each lock type's name in the scenarios, by the worker's lock argument. */
+    static final Map<String, String> LOCK_NAMES = lockNames();
+
+    private static Map<String, String> lockNames() {
+        Map<String, String> names = new java.util.LinkedHashMap<>(); // in the report's order
+        names.put("engine", "exclusive lock");
+        names.put("fair", "fair lock");
+        names.put("rw", "read/write lock");
+        names.put("semaphore", "semaphore (" + Worker.SEMAPHORE_PERMITS + " permits)");
+        return java.util.Collections.unmodifiableMap(names);
+    }
+
+    private static Promise promiseOf(String lock) {
+        return switch (lock) {
+            case "fair" -> Promise.FAIR;
+            case "rw" -> Promise.READ_WRITE;
+            case "semaphore" -> Promise.SEMAPHORE;
+            default -> Promise.EXCLUSION;
+        };
+    }
+
+    /**
+     * Waiters stalled, for each lock type: a waiting JVM (a thread waiting in Redis, none inside its section) stopped
+     * with SIGSTOP for {@link #WAITER_STALL_MILLIS} across a release; then every worker's pub/sub connection held back
+     * {@link #PUBSUB_DELAY_MILLIS} behind a proxy of its own while its commands go through at once.
+     */
+    public List<Outcome> waiterStallScenarios(int repetitions) throws Exception {
+        List<Outcome> outcomes = new ArrayList<>();
+        for (String lock : LOCK_NAMES.keySet()) {
+            outcomes.add(stallScenario(stallScenarioName(lock), lock, repetitions, false));
+        }
+        for (String lock : LOCK_NAMES.keySet()) {
+            outcomes.add(stallScenario(pubSubDelayScenarioName(lock), lock, repetitions, true));
+        }
+        outcomes.removeIf(java.util.Objects::isNull);
+        return outcomes;
+    }
+
+    /** The name of the scenario that stops a waiting JVM of {@code lock} (a worker lock argument) across a release. */
+    public static String stallScenarioName(String lock) {
+        return LOCK_NAMES.get(lock) + ": SIGSTOP of a waiting JVM for " + WAITER_STALL_MILLIS + " ms across a release";
+    }
+
+    /** The name of the scenario that delays the pub/sub connections of {@code lock}'s workers. */
+    public static String pubSubDelayScenarioName(String lock) {
+        return LOCK_NAMES.get(lock) + ": release notices held back " + PUBSUB_DELAY_MILLIS + " ms, commands not";
+    }
+
+    private Outcome stallScenario(String name, String lock, int repetitions, boolean pubSubDelay) throws Exception {
+        stallCount = new StallCount(pubSubDelay ? "pub/sub delayed" : "waiting JVM stopped");
+        try {
+            Outcome outcome = scenario(name, promiseOf(lock), List.of(), true, true, repetitions, 0, lock,
+                    pubSubDelay ? this::delayPubSub : this::stallWaiter, pubSubDelay);
+            return outcome == null ? null : outcome.withStalls(stallCount.stalls());
+        } finally {
+            stallCount = null;
+        }
+    }
+
+    /**
+     * The single Redis restarted from what it persisted, not only empty or with every write on disk: an RDB snapshot
+     * taken half a lease before a kill -9, and AOF with {@code appendfsync everysec}. What the engine promises there is
+     * what it promises for a restart that loses locks: fencing, not exclusion (the tokens follow the server's clock, so
+     * a restart cannot take them back); the overlaps are measured.
+     */
+    public List<Outcome> persistedRestartScenarios(int repetitions) throws Exception {
+        List<Outcome> outcomes = new ArrayList<>();
+        outcomes.add(scenario(RDB_RESTART, Promise.FENCING_ONLY, List.of(), true, true, repetitions, 0,
+                this::restartRedisFromSnapshot));
+        outcomes.add(scenario(AOF_EVERYSEC_RESTART, Promise.FENCING_ONLY,
+                List.of("--appendonly", "yes", "--appendfsync", "everysec"), true, true, repetitions, 0,
+                this::killAndRestartRedis));
+        outcomes.removeIf(java.util.Objects::isNull);
+        return outcomes;
+    }
+
+    static final String RDB_RESTART = "Redis kill -9 and restart from an RDB snapshot taken " + (LEASE_MILLIS / 2)
+            + " ms before";
+    static final String AOF_EVERYSEC_RESTART = "Redis kill -9 and restart with AOF (appendfsync everysec)";
 
     /**
      * The fair lock's and the read/write lock's scenarios: kill -9 of holders and of waiting JVMs.
@@ -266,7 +432,19 @@ public final class ChaosRun implements AutoCloseable {
     public List<Outcome> exclusiveLockScenarios(int repetitions) throws Exception {
         List<Outcome> outcomes = new ArrayList<>();
         List<String> plainRedis = List.of();
-        outcomes.add(scenario("no faults", Promise.EXCLUSION, plainRedis, true, true, 0, 6, this::noFault));
+        if (longNoFaultRun) {
+            // short sections, as many as the target asks: a rare interleaving needs many hand-overs to show
+            sectionSleep = NO_FAULT_SECTION_SLEEP;
+            try {
+                Outcome noFault = scenario("no faults, run to " + NO_FAULT_SECTIONS + " sections of " + NO_FAULT_SECTION_SLEEP
+                        + " ms", Promise.EXCLUSION, plainRedis, true, true, 1, 0, this::runToSectionTarget);
+                outcomes.add(noFault == null ? null : noFault.withMinimumSections(NO_FAULT_SECTIONS));
+            } finally {
+                sectionSleep = "5-30";
+            }
+        } else {
+            outcomes.add(scenario("no faults", Promise.EXCLUSION, plainRedis, true, true, 0, 6, this::noFault));
+        }
         outcomes.add(scenario("kill -9 of the holder", Promise.EXCLUSION, plainRedis, true, true, repetitions, 0,
                 this::killHolder));
         outcomes.add(scenario("SIGSTOP of the holder for 2.5x its lease, holder checks isHeld()",
@@ -301,17 +479,31 @@ public final class ChaosRun implements AutoCloseable {
                 Math.max(repetitions / 4, 2), r -> killRedlockNodes(r, 2, 3, 4)));
         outcomes.add(redlockScenario("Redlock, 5 masters: a killed minority restarted without persistence",
                 RedlockExpectation.MINORITY_RESTARTS, repetitions, this::restartRedlockMinority));
+        outcomes.add(redlockScenario(REDLOCK_RDB_RESTART, RedlockExpectation.MINORITY_RESTARTS, repetitions, List.of(),
+                r -> restartRedlockMinorityFromDisk(r, true)));
+        outcomes.add(redlockScenario(REDLOCK_AOF_EVERYSEC_RESTART, RedlockExpectation.MINORITY_RESTARTS, repetitions,
+                List.of("--appendonly", "yes", "--appendfsync", "everysec"), r -> restartRedlockMinorityFromDisk(r, false)));
         outcomes.removeIf(java.util.Objects::isNull);
         return outcomes;
     }
 
+    static final String REDLOCK_RDB_RESTART = "Redlock, 5 masters: a killed minority restarted from an RDB snapshot taken "
+            + (LEASE_MILLIS / 2) + " ms before";
+    static final String REDLOCK_AOF_EVERYSEC_RESTART = "Redlock, 5 masters: a killed minority restarted with AOF "
+            + "(appendfsync everysec)";
+
     private Outcome redlockScenario(String name, RedlockExpectation expectation, int repetitions, Fault fault)
             throws Exception {
+        return redlockScenario(name, expectation, repetitions, List.of(), fault);
+    }
+
+    private Outcome redlockScenario(String name, RedlockExpectation expectation, int repetitions, List<String> nodeArgs,
+            Fault fault) throws Exception {
         if (!name.contains(System.getProperty("chaos.only", ""))) {
             return null;
         }
         System.out.println("scenario: " + name);
-        redlockNodes = RedisNodes.start(5);
+        redlockNodes = RedisNodes.start(5, nodeArgs);
         majorityKilledAt = 0;
         try {
             post("/reset?fenced=true");
@@ -364,6 +556,28 @@ public final class ChaosRun implements AutoCloseable {
     private long restartRedlockMinority(int repetition) throws Exception {
         RedisServerProcess first = redlockNodes.node(repetition % 5);
         RedisServerProcess second = redlockNodes.node((repetition + 2) % 5);
+        first.kill();
+        second.kill();
+        first.restart();
+        second.restart();
+        mark("redlock-restart-" + repetition + "-end");
+        return 0;
+    }
+
+    /**
+     * Kills two masters with SIGKILL (another pair each time) and starts them again from their own directories: with
+     * {@code snapshot}, from an RDB snapshot each saved half a lease before (the locks granted since are lost, the
+     * restart marker is not); else from their AOF ({@code appendfsync everysec}).
+     */
+    private long restartRedlockMinorityFromDisk(int repetition, boolean snapshot) throws Exception {
+        RedisServerProcess first = redlockNodes.node(repetition % 5);
+        RedisServerProcess second = redlockNodes.node((repetition + 2) % 5);
+        if (snapshot) {
+            first.command("SAVE");
+            second.command("SAVE");
+            Thread.sleep(LEASE_MILLIS / 2);
+        }
+        mark("redlock-restart-" + repetition + "-begin");
         first.kill();
         second.kill();
         first.restart();
@@ -426,6 +640,12 @@ public final class ChaosRun implements AutoCloseable {
 
     private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
             int repetitions, long faultFreeSeconds, String lock, Fault fault) throws Exception {
+        return scenario(name, promise, redisArgs, fenced, checkHeld, repetitions, faultFreeSeconds, lock, fault, false);
+    }
+
+    /** @param pubSubProxy whether every worker's pub/sub connection goes through {@link #subscriptionProxy} */
+    private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
+            int repetitions, long faultFreeSeconds, String lock, Fault fault, boolean pubSubProxy) throws Exception {
         if (!name.contains(System.getProperty("chaos.only", ""))) {
             return null;
         }
@@ -439,6 +659,7 @@ public final class ChaosRun implements AutoCloseable {
         waiterKillsFoundHolding = 0;
         try (TcpProxy p = new TcpProxy(redis.port())) {
             proxy = p;
+            subscriptionProxy = pubSubProxy ? new TcpProxy(redis.port(), true) : null;
             post("/reset?fenced=" + fenced);
             workerLog.clear();
             // the fair lock's queue is watched straight on Redis, past the proxy
@@ -469,7 +690,8 @@ public final class ChaosRun implements AutoCloseable {
                 }
                 // recovery, and a stretch of normal work; in the lock family's scenarios long enough that each kill's
                 // pause in the sections is measured apart from the next kill's
-                Thread.sleep(promise == Promise.FAIR || promise == Promise.READ_WRITE ? FAMILY_KILL_SPACING_MILLIS : 1500);
+                Thread.sleep((promise == Promise.FAIR || promise == Promise.READ_WRITE) && stallCount == null
+                        ? FAMILY_KILL_SPACING_MILLIS : 1500);
             }
             System.out.println("  faults injected after " + elapsed(scenarioStart) + " ms");
             String leftovers = stopWorkersAndCollectLeftovers();
@@ -485,7 +707,7 @@ public final class ChaosRun implements AutoCloseable {
             int signalled = (int) pausedTokens.stream().filter(verdict.lostTokens()::contains).count();
             Outcome outcome = new Outcome(name, promise, fenced, repetitions, verdict, signalled, pausedTokens.size(), leftovers,
                     new Kills(holderKills, holderKillsAfterLeaving, waiterKills, waiterKillsFoundHolding), order);
-            if (outcome.family()) {
+            if (outcome.familyPromise()) {
                 System.out.println(familySummary(outcome));
             }
             if (!failures(List.of(outcome)).isEmpty()) {
@@ -496,6 +718,10 @@ public final class ChaosRun implements AutoCloseable {
             if (fairMonitor != null) {
                 fairMonitor.close();
                 fairMonitor = null;
+            }
+            if (subscriptionProxy != null) {
+                subscriptionProxy.close();
+                subscriptionProxy = null;
             }
             redis.close();
         }
@@ -526,6 +752,107 @@ public final class ChaosRun implements AutoCloseable {
     // faults -------------------------------------------------------------------------------------
 
     private long noFault(int repetition) {
+        return 0;
+    }
+
+    /** Lets the workers run until the resource has seen {@link #NO_FAULT_SECTIONS} sections begin (or the cap). */
+    private long runToSectionTarget(int repetition) throws Exception {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(NO_FAULT_CAP_MILLIS);
+        long begun = 0;
+        while (System.nanoTime() - end < 0 && (begun = Long.parseLong(get("/count").trim())) < NO_FAULT_SECTIONS) {
+            Thread.sleep(1000);
+        }
+        System.out.println("  " + begun + " sections begun");
+        return 0;
+    }
+
+    /**
+     * Stops a waiting JVM (the longest-waiting one with a thread waiting in Redis and none inside its section) with
+     * SIGSTOP for {@link #WAITER_STALL_MILLIS}, across a release: the sections open when it stopped must have ended
+     * before it is let go (it stays stopped up to 2 s more for that). A lock handed to it meanwhile (a fair grant, an
+     * exclusive lock's turn, a semaphore's offer) must not make it hold beside the one who got the lock instead.
+     */
+    private long stallWaiter(int repetition) throws Exception {
+        for (int attempt = 0; attempt < 500; attempt++) {
+            Set<String> inside = holders();
+            String id = null;
+            for (String client : waitingClients()) { // longest-waiting first
+                String worker = workerOfClient(client);
+                if (worker != null && !inside.contains(worker)) {
+                    id = worker;
+                    break;
+                }
+            }
+            Process process = id == null ? null : workers.get(id);
+            if (process == null) {
+                Thread.sleep(5);
+                continue;
+            }
+            mark("stall-waiter-" + repetition + "-begin");
+            long stopped = System.nanoTime();
+            signal(process, "STOP");
+            Set<String> openAtStop = openSections();
+            boolean wasHolding = holders().contains(id);
+            Thread.sleep(WAITER_STALL_MILLIS);
+            long extraEnd = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+            boolean released;
+            while (!(released = openAtStop.isEmpty() || !openSections().containsAll(openAtStop)) && System.nanoTime() - extraEnd < 0) {
+                Thread.sleep(10);
+            }
+            signal(process, "CONT");
+            stallCount.faults++;
+            stallCount.foundHolding += wasHolding ? 1 : 0;
+            stallCount.releasesDuring += released ? 1 : 0;
+            stallCount.stoppedMillis.add(elapsed(stopped));
+            mark("stall-waiter-" + repetition + (wasHolding ? "-holding" : "") + "-end");
+            return 0;
+        }
+        throw new IllegalStateException("no worker JVM waited for the lock without holding it in 500 looks: the workers "
+                + "are not contending");
+    }
+
+    /** Holds back every worker's release notices by {@link #PUBSUB_DELAY_MILLIS} for a while; commands go through. */
+    private long delayPubSub(int repetition) throws Exception {
+        mark("pubsub-delay-" + repetition + "-begin");
+        subscriptionProxy.delayReplies(PUBSUB_DELAY_MILLIS);
+        long start = System.nanoTime();
+        Thread.sleep(PUBSUB_DELAY_WINDOW_MILLIS);
+        subscriptionProxy.delayReplies(0);
+        stallCount.faults++;
+        stallCount.stoppedMillis.add(elapsed(start));
+        mark("pubsub-delay-" + repetition + "-end");
+        return 0;
+    }
+
+    /** Every worker thread inside a section now. */
+    private Set<String> openSections() throws Exception {
+        Set<String> threads = new java.util.HashSet<>();
+        for (String thread : get("/holders").split("\n")) {
+            if (!thread.isBlank()) {
+                threads.add(thread);
+            }
+        }
+        return threads;
+    }
+
+    /** The running worker whose client id this is, or {@code null}. */
+    private String workerOfClient(String client) {
+        return workers.keySet().stream().filter(id -> client.equals(clientIds.get(id))).findFirst().orElse(null);
+    }
+
+    /** Saves an RDB snapshot, lets the workers run half a lease, kills Redis with SIGKILL and starts it from the snapshot. */
+    private long restartRedisFromSnapshot(int repetition) throws Exception {
+        redis.command("SAVE");
+        Thread.sleep(LEASE_MILLIS / 2);
+        return killAndRestartRedis(repetition);
+    }
+
+    /** Kills Redis with SIGKILL and starts it again on the same port and directory, from whatever it persisted. */
+    private long killAndRestartRedis(int repetition) throws Exception {
+        mark("restart-" + repetition + "-begin");
+        redis.kill();
+        redis.restart();
+        mark("restart-" + repetition + "-end");
         return 0;
     }
 
@@ -616,9 +943,24 @@ public final class ChaosRun implements AutoCloseable {
         return 0;
     }
 
-    /** The client ids with a thread waiting for the lock in Redis now, apart from the holders'. */
+    /** The client ids with a thread waiting for the lock in Redis now, apart from the holders', longest-waiting first. */
     private Set<String> waitingClients() {
-        Set<String> clients = new java.util.HashSet<>();
+        Set<String> clients = new java.util.LinkedHashSet<>();
+        if (lockType.equals("engine") || lockType.equals("semaphore")) {
+            try (redis.clients.jedis.Jedis jedis = new redis.clients.jedis.Jedis("127.0.0.1", redis.port())) {
+                if (lockType.equals("engine")) {
+                    jedis.zrange(LOCK_KEY + ":waiters", 0, -1).forEach(clients::add);
+                    String owner = jedis.get(LOCK_KEY);
+                    if (owner != null) {
+                        clients.remove(clientOf(owner));
+                    }
+                } else {
+                    jedis.zrange(LOCK_KEY + ":semaphore:waiters", 0, -1).forEach(waiter -> clients.add(clientOf(waiter)));
+                    jedis.zrange(LOCK_KEY + ":semaphore:holders", 0, -1).forEach(holder -> clients.remove(clientOf(holder)));
+                }
+            }
+            return clients;
+        }
         if (lockType.equals("fair")) {
             FairQueueMonitor.Snapshot snapshot = fairMonitor.latest();
             snapshot.queue().keySet().forEach(waiter -> clients.add(clientOf(waiter)));
@@ -753,16 +1095,24 @@ public final class ChaosRun implements AutoCloseable {
     private void startWorker(String id, long endAt, boolean checkHeld, String lock) throws IOException, InterruptedException {
         // a Redlock worker locks over the masters its lock argument names; its (unused) engine template gets one of them
         int redisPort = redlockNodes != null ? redlockNodes.node(0).port() : proxy.port();
-        workers.put(id, start(List.of(Worker.class.getName(), id, String.valueOf(redisPort), String.valueOf(resourcePort),
-                String.valueOf(THREADS), String.valueOf(LEASE_MILLIS), String.valueOf(checkHeld), String.valueOf(endAt), lock),
-                "worker " + id + " ready"));
+        List<String> jvmOptions = subscriptionProxy == null ? List.of()
+                : List.of("-D" + Worker.SUBSCRIPTION_PORT + "=" + subscriptionProxy.port());
+        workers.put(id, start(jvmOptions, List.of(Worker.class.getName(), id, String.valueOf(redisPort),
+                String.valueOf(resourcePort), String.valueOf(THREADS), String.valueOf(LEASE_MILLIS), String.valueOf(checkHeld),
+                String.valueOf(endAt), lock, sectionSleep), "worker " + id + " ready"));
     }
 
     private Process start(List<String> mainAndArgs, String readyLine) throws IOException, InterruptedException {
+        return start(List.of(), mainAndArgs, readyLine);
+    }
+
+    private Process start(List<String> jvmOptions, List<String> mainAndArgs, String readyLine)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-Dorg.slf4j.simpleLogger.log.io.github.redislock=debug", "-cp",
-                System.getProperty("java.class.path")));
+                "-Dorg.slf4j.simpleLogger.log.io.github.redislock=debug"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path")));
         command.addAll(mainAndArgs);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         synchronized (allProcesses) {
@@ -825,7 +1175,8 @@ public final class ChaosRun implements AutoCloseable {
         }
         // Every key the engine writes carries a TTL of at most LONGEST_KEY_TTL_MILLIS, counted from the last
         // command of a worker that has exited now; whatever is still there after that was left behind.
-        long longestTtl = lockType.equals("rw") ? LONGEST_READ_WRITE_KEY_TTL_MILLIS : LONGEST_KEY_TTL_MILLIS;
+        long longestTtl = lockType.equals("rw") || lockType.equals("semaphore") ? LONGEST_READ_WRITE_KEY_TTL_MILLIS
+                : LONGEST_KEY_TTL_MILLIS;
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(longestTtl);
         String keys;
         String channels;
@@ -849,7 +1200,10 @@ public final class ChaosRun implements AutoCloseable {
      */
     private String leftoverKeys() {
         if (redlockNodes == null) {
-            return redis.command("KEYS", "redis-lock:*");
+            // a semaphore's limit is kept a day after its last use, by design
+            return java.util.Arrays.stream(String.valueOf(redis.command("KEYS", "redis-lock:*")).split("\n"))
+                    .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":semaphore:limit"))
+                    .collect(java.util.stream.Collectors.joining("\n"));
         }
         return redlockNodes.nodes().stream().filter(RedisServerProcess::isRunning)
                 .flatMap(n -> java.util.Arrays.stream(String.valueOf(n.command("KEYS", "redis-lock:*")).split("\n")))
@@ -988,8 +1342,27 @@ public final class ChaosRun implements AutoCloseable {
                     failures.add(o.scenario() + ": an acquisition took " + r.longestGiveUpMillis() + " ms to give up (wait 5000 ms)");
                 }
             }
-            if (o.family()) {
+            if (o.familyPromise()) {
                 failures.addAll(familyFailures(o));
+            }
+            if (o.promise() == Promise.SEMAPHORE && v.mostSharedAtOnce() > Worker.SEMAPHORE_PERMITS) {
+                failures.add(o.scenario() + ": " + v.mostSharedAtOnce() + " semaphore holders inside their sections at once, "
+                        + "over its " + Worker.SEMAPHORE_PERMITS + " permits");
+            }
+            if (o.promise() == Promise.SEMAPHORE && v.mostSharedAtOnce() < 2) {
+                failures.add(o.scenario() + ": never two semaphore holders at once; the scenario did not exercise its permits");
+            }
+            if (v.sections() < o.minimumSections()) {
+                failures.add(o.scenario() + ": " + v.sections() + " critical sections, fewer than the " + o.minimumSections()
+                        + " this run must reach");
+            }
+            Stalls stalls = o.stalls();
+            if (stalls != null && stalls.faults() < o.repetitions()) {
+                failures.add(o.scenario() + ": " + stalls.faults() + " of " + o.repetitions() + " faults injected");
+            }
+            if (stalls != null && stalls.stoppedMillis().size() > stalls.foundHolding() && stalls.releasesDuring() == 0
+                    && !stalls.kind().startsWith("pub/sub")) {
+                failures.add(o.scenario() + ": no holder released while a waiting JVM was stopped");
             }
         }
         return failures;
@@ -1077,7 +1450,7 @@ public final class ChaosRun implements AutoCloseable {
                 + "| paused holders that wrote after the pause | lost updates | stale writes accepted | stale writes rejected "
                 + "| duplicate / decreasing tokens | abandoned (isHeld false) | loss signalled | recovery p50 / p99 ms | left behind |\n");
         md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |\n");
-        for (Outcome o : outcomes.stream().filter(o -> !o.family()).toList()) {
+        for (Outcome o : outcomes.stream().filter(o -> !o.familyPromise() && o.stalls() == null).toList()) {
             HistoryChecker.Verdict v = o.verdict();
             boolean paused = o.promise() == Promise.EXCLUSION_APART_FROM_PAUSED;
             md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d / %d | %d | %s | %s | %s |%n",
@@ -1113,6 +1486,10 @@ public final class ChaosRun implements AutoCloseable {
         if (!family.isEmpty()) {
             familyReport(md, family);
         }
+        List<Outcome> stalled = outcomes.stream().filter(o -> o.stalls() != null).toList();
+        if (!stalled.isEmpty()) {
+            stallReport(md, stalled);
+        }
         List<String> failures = failures(outcomes);
         md.append("\n## Verdict\n\n");
         if (failures.isEmpty()) {
@@ -1135,6 +1512,47 @@ public final class ChaosRun implements AutoCloseable {
                 .append("lock can also let two holders overlap. Where exclusion is not promised, the overlaps above are what ")
                 .append("happened.\n");
         return md.toString();
+    }
+
+    private static void stallReport(StringBuilder md, List<Outcome> stalled) {
+        md.append("\n## Waiters stalled: every lock type\n\n");
+        md.append("The same ").append(WORKERS).append(" worker JVMs x ").append(THREADS).append(" threads, resource and ")
+                .append("checker, with each lock type: the exclusive lock, the fair lock, the read/write lock (")
+                .append(Worker.READ_PERCENT).append(" % reads) and a semaphore of ").append(Worker.SEMAPHORE_PERMITS)
+                .append(" permits (each section takes one permit and reads the resource as a shared reader). ")
+                .append("\"SIGSTOP of a waiting JVM\": a JVM with a thread waiting in Redis (the exclusive lock's waiting ")
+                .append("clients, the fair queue, the read/write lock's waiting writers and clients, the semaphore's waiters), ")
+                .append("the longest-waiting one, and no thread inside its section, is stopped for ").append(WAITER_STALL_MILLIS)
+                .append(" ms (longer than a fair grant, 500 ms, and an exclusive lock's turn, 200 ms; shorter than the ")
+                .append("lease) and kept stopped until every section open when it stopped has ended, so the lock is ")
+                .append("released, and possibly handed to it, while it cannot act. \"Release notices held back\": every ")
+                .append("worker's pub/sub connection goes through a second proxy, which holds back each byte Redis sends ")
+                .append("it by ").append(PUBSUB_DELAY_MILLIS).append(" ms for ").append(PUBSUB_DELAY_WINDOW_MILLIS)
+                .append(" ms at a time, while the workers' commands go through the first proxy at once.\n\n");
+        md.append("Promised and checked, as for each lock elsewhere in this report: the exclusive and the fair lock, no two ")
+                .append("sections overlap (the fair lock: grants in arrival order, tokens rising); the read/write lock, no ")
+                .append("writer overlaps anyone; the semaphore, never more than ").append(Worker.SEMAPHORE_PERMITS)
+                .append(" holders inside their sections at once. A JVM found inside its section right after the stop (it ")
+                .append("got the lock just before) is a holder stopped for less than its lease, and counted apart.\n\n");
+        md.append("| scenario | promise | critical sections | faults (JVM found holding) | a release during the stop "
+                + "| stopped / delayed ms p50 / max | overlaps | overlaps not involving a stalled holder | most holders at once "
+                + "| duplicate / decreasing tokens (not stalled) | stale writes accepted / rejected | lost updates "
+                + "| grants checked for arrival order / out of order | left behind |\n");
+        md.append("| --- | --- | ---: | --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | --- | --- |\n");
+        for (Outcome o : stalled) {
+            HistoryChecker.Verdict v = o.verdict();
+            Stalls st = o.stalls();
+            FairQueueMonitor.Order.Result order = o.order();
+            boolean pubSub = st.kind().startsWith("pub/sub");
+            md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d (%d) | %s | %s | %d | %d | %s | %d / %d (%d) | %d / %d | %d | %s | %s |%n",
+                    o.scenario(), o.promise().text, v.sections(), st.faults(), st.foundHolding(),
+                    pubSub ? "–" : st.releasesDuring() + " of " + st.faults(), medianAndMax(st.stoppedMillis()), v.overlaps(),
+                    v.overlapsAmongOthers(), o.promise() == Promise.SEMAPHORE
+                            ? v.mostSharedAtOnce() + " (of " + Worker.SEMAPHORE_PERMITS + ")" : "–",
+                    v.duplicateTokens(), v.decreasingTokens(), v.decreasingAmongOthers(), v.staleAccepted(), v.staleRejected(),
+                    v.lostUpdates(), order == null ? "–" : order.checked() + " of " + order.grants() + " / " + order.outOfOrder(),
+                    o.leftovers()));
+        }
     }
 
     private static void familyReport(StringBuilder md, List<Outcome> family) {
