@@ -107,12 +107,10 @@ public final class ChaosRun implements AutoCloseable {
      */
     static final long WAITER_STALL_MILLIS = 900;
     /**
-     * How long every worker's pub/sub connection holds back release notices in the delay scenarios, while commands
-     * go through at once ({@code -Dchaos.pubsub-delay-millis}): the issue's reproduction held them back 400 ms.
+     * How much longer than its commands a waiting JVM's pub/sub connection is held back in the pub/sub scenarios
+     * ({@code -Dchaos.pubsub-delay-millis}): the issue's reproduction held it back 400 ms longer.
      */
     static final long PUBSUB_DELAY_MILLIS = Long.getLong("chaos.pubsub-delay-millis", 400);
-    /** How long each pub/sub delay lasts. */
-    static final long PUBSUB_DELAY_WINDOW_MILLIS = 2000;
     /** The no-fault scenario's target in the full run ({@code -Dchaos.no-fault-sections}), with short sections. */
     static final int NO_FAULT_SECTIONS = Integer.getInteger("chaos.no-fault-sections", 20_000);
     /** How long the no-fault scenario of the full run may take to reach its target. */
@@ -253,8 +251,12 @@ public final class ChaosRun implements AutoCloseable {
     private StallCount stallCount;
     /** The section sleep the current scenario's workers use (min-max ms). */
     private String sectionSleep = "5-30";
-    /** The proxy every worker's pub/sub connection goes through in the pub/sub delay scenarios, else {@code null}. */
-    private TcpProxy subscriptionProxy;
+    /**
+     * In the pub/sub scenarios, each worker's own proxies, by worker id: one for its commands, one for its pub/sub
+     * connection; else empty.
+     */
+    private final Map<String, TcpProxy[]> workerProxies = new ConcurrentHashMap<>();
+    private boolean proxyPerWorker;
     /** Whether the no-fault scenario runs to {@link #NO_FAULT_SECTIONS} (the full run) instead of 6 s. */
     private boolean longNoFaultRun;
 
@@ -340,7 +342,7 @@ public final class ChaosRun implements AutoCloseable {
     /**
      * Waiters stalled, for each lock type: a waiting JVM (a thread waiting in Redis, none inside its section) stopped
      * with SIGSTOP for {@link #WAITER_STALL_MILLIS} across a release; then every worker's pub/sub connection held back
-     * {@link #PUBSUB_DELAY_MILLIS} behind a proxy of its own while its commands go through at once.
+     * {@link #PUBSUB_DELAY_MILLIS} longer than its commands, each behind a proxy of its own.
      */
     public List<Outcome> waiterStallScenarios(int repetitions) throws Exception {
         List<Outcome> outcomes = new ArrayList<>();
@@ -361,11 +363,12 @@ public final class ChaosRun implements AutoCloseable {
 
     /** The name of the scenario that delays the pub/sub connections of {@code lock}'s workers. */
     public static String pubSubDelayScenarioName(String lock) {
-        return LOCK_NAMES.get(lock) + ": release notices held back " + PUBSUB_DELAY_MILLIS + " ms, commands not";
+        return LOCK_NAMES.get(lock) + ": a waiting JVM's connections held back " + WAITER_STALL_MILLIS
+                + " ms across a release, its pub/sub " + PUBSUB_DELAY_MILLIS + " ms longer";
     }
 
     private Outcome stallScenario(String name, String lock, int repetitions, boolean pubSubDelay) throws Exception {
-        stallCount = new StallCount(pubSubDelay ? "pub/sub delayed" : "waiting JVM stopped");
+        stallCount = new StallCount(pubSubDelay ? "pub/sub held longer" : "waiting JVM stopped");
         try {
             Outcome outcome = scenario(name, promiseOf(lock), List.of(), true, true, repetitions, 0, lock,
                     pubSubDelay ? this::delayPubSub : this::stallWaiter, pubSubDelay);
@@ -643,7 +646,7 @@ public final class ChaosRun implements AutoCloseable {
         return scenario(name, promise, redisArgs, fenced, checkHeld, repetitions, faultFreeSeconds, lock, fault, false);
     }
 
-    /** @param pubSubProxy whether every worker's pub/sub connection goes through {@link #subscriptionProxy} */
+    /** @param pubSubProxy whether each worker talks to Redis through two proxies of its own ({@link #workerProxies}) */
     private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
             int repetitions, long faultFreeSeconds, String lock, Fault fault, boolean pubSubProxy) throws Exception {
         if (!name.contains(System.getProperty("chaos.only", ""))) {
@@ -659,7 +662,7 @@ public final class ChaosRun implements AutoCloseable {
         waiterKillsFoundHolding = 0;
         try (TcpProxy p = new TcpProxy(redis.port())) {
             proxy = p;
-            subscriptionProxy = pubSubProxy ? new TcpProxy(redis.port(), true) : null;
+            proxyPerWorker = pubSubProxy;
             post("/reset?fenced=" + fenced);
             workerLog.clear();
             // the fair lock's queue is watched straight on Redis, past the proxy
@@ -719,10 +722,12 @@ public final class ChaosRun implements AutoCloseable {
                 fairMonitor.close();
                 fairMonitor = null;
             }
-            if (subscriptionProxy != null) {
-                subscriptionProxy.close();
-                subscriptionProxy = null;
+            proxyPerWorker = false;
+            for (TcpProxy[] pair : workerProxies.values()) {
+                pair[0].close();
+                pair[1].close();
             }
+            workerProxies.clear();
             redis.close();
         }
     }
@@ -773,55 +778,84 @@ public final class ChaosRun implements AutoCloseable {
      * exclusive lock's turn, a semaphore's offer) must not make it hold beside the one who got the lock instead.
      */
     private long stallWaiter(int repetition) throws Exception {
+        String id = waitingJvm();
+        Process process = workers.get(id);
+        mark("stall-waiter-" + repetition + "-begin");
+        long stopped = System.nanoTime();
+        signal(process, "STOP");
+        Set<String> openAtStop = openSections();
+        boolean wasHolding = holders().contains(id);
+        boolean released = sleepAcrossARelease(openAtStop);
+        signal(process, "CONT");
+        stallCount.faults++;
+        stallCount.foundHolding += wasHolding ? 1 : 0;
+        stallCount.releasesDuring += released ? 1 : 0;
+        stallCount.stoppedMillis.add(elapsed(stopped));
+        mark("stall-waiter-" + repetition + (wasHolding ? "-holding" : "") + "-end");
+        return 0;
+    }
+
+    /**
+     * Holds back everything between a waiting JVM (as {@link #stallWaiter} picks it) and Redis for
+     * {@link #WAITER_STALL_MILLIS}, across a release, as a slow network would: its commands and its pub/sub connection,
+     * each behind its own proxy. Then its commands go through again, and its pub/sub connection
+     * {@link #PUBSUB_DELAY_MILLIS} later: a hand-over message published while it was cut off arrives after its next
+     * request found the lock taken by someone else. The JVM itself runs throughout.
+     */
+    private long delayPubSub(int repetition) throws Exception {
+        String id = waitingJvm();
+        TcpProxy[] pair = workerProxies.get(id);
+        mark("pubsub-delay-" + repetition + "-begin");
+        long start = System.nanoTime();
+        pair[0].blackhole(true);
+        pair[1].blackhole(true);
+        Set<String> openAtStop = openSections();
+        boolean wasHolding = holders().contains(id);
+        boolean released = sleepAcrossARelease(openAtStop);
+        pair[0].blackhole(false);
+        Thread.sleep(PUBSUB_DELAY_MILLIS);
+        pair[1].blackhole(false);
+        stallCount.faults++;
+        stallCount.foundHolding += wasHolding ? 1 : 0;
+        stallCount.releasesDuring += released ? 1 : 0;
+        stallCount.stoppedMillis.add(elapsed(start));
+        mark("pubsub-delay-" + repetition + (wasHolding ? "-holding" : "") + "-end");
+        return 0;
+    }
+
+    /**
+     * The longest-waiting worker JVM with a thread waiting for the lock in Redis and none inside its section, looking
+     * up to 500 times.
+     */
+    private String waitingJvm() throws Exception {
         for (int attempt = 0; attempt < 500; attempt++) {
             Set<String> inside = holders();
-            String id = null;
             for (String client : waitingClients()) { // longest-waiting first
                 String worker = workerOfClient(client);
-                if (worker != null && !inside.contains(worker)) {
-                    id = worker;
-                    break;
+                if (worker != null && !inside.contains(worker) && workers.containsKey(worker)) {
+                    return worker;
                 }
             }
-            Process process = id == null ? null : workers.get(id);
-            if (process == null) {
-                Thread.sleep(5);
-                continue;
-            }
-            mark("stall-waiter-" + repetition + "-begin");
-            long stopped = System.nanoTime();
-            signal(process, "STOP");
-            Set<String> openAtStop = openSections();
-            boolean wasHolding = holders().contains(id);
-            Thread.sleep(WAITER_STALL_MILLIS);
-            long extraEnd = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
-            boolean released;
-            while (!(released = openAtStop.isEmpty() || !openSections().containsAll(openAtStop)) && System.nanoTime() - extraEnd < 0) {
-                Thread.sleep(10);
-            }
-            signal(process, "CONT");
-            stallCount.faults++;
-            stallCount.foundHolding += wasHolding ? 1 : 0;
-            stallCount.releasesDuring += released ? 1 : 0;
-            stallCount.stoppedMillis.add(elapsed(stopped));
-            mark("stall-waiter-" + repetition + (wasHolding ? "-holding" : "") + "-end");
-            return 0;
+            Thread.sleep(5);
         }
         throw new IllegalStateException("no worker JVM waited for the lock without holding it in 500 looks: the workers "
                 + "are not contending");
     }
 
-    /** Holds back every worker's release notices by {@link #PUBSUB_DELAY_MILLIS} for a while; commands go through. */
-    private long delayPubSub(int repetition) throws Exception {
-        mark("pubsub-delay-" + repetition + "-begin");
-        subscriptionProxy.delayReplies(PUBSUB_DELAY_MILLIS);
-        long start = System.nanoTime();
-        Thread.sleep(PUBSUB_DELAY_WINDOW_MILLIS);
-        subscriptionProxy.delayReplies(0);
-        stallCount.faults++;
-        stallCount.stoppedMillis.add(elapsed(start));
-        mark("pubsub-delay-" + repetition + "-end");
-        return 0;
+    /**
+     * Sleeps {@link #WAITER_STALL_MILLIS}, then up to 2 s more until a section open at the start has ended (so the
+     * lock was released meanwhile); returns whether one had (or none was open).
+     */
+    private boolean sleepAcrossARelease(Set<String> openAtStart) throws Exception {
+        Thread.sleep(WAITER_STALL_MILLIS);
+        long extraEnd = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+        while (true) {
+            boolean released = openAtStart.isEmpty() || !openSections().containsAll(openAtStart);
+            if (released || System.nanoTime() - extraEnd >= 0) {
+                return released;
+            }
+            Thread.sleep(10);
+        }
     }
 
     /** Every worker thread inside a section now. */
@@ -1095,8 +1129,13 @@ public final class ChaosRun implements AutoCloseable {
     private void startWorker(String id, long endAt, boolean checkHeld, String lock) throws IOException, InterruptedException {
         // a Redlock worker locks over the masters its lock argument names; its (unused) engine template gets one of them
         int redisPort = redlockNodes != null ? redlockNodes.node(0).port() : proxy.port();
-        List<String> jvmOptions = subscriptionProxy == null ? List.of()
-                : List.of("-D" + Worker.SUBSCRIPTION_PORT + "=" + subscriptionProxy.port());
+        List<String> jvmOptions = List.of();
+        if (proxyPerWorker) {
+            TcpProxy[] pair = {new TcpProxy(redis.port()), new TcpProxy(redis.port())};
+            workerProxies.put(id, pair);
+            redisPort = pair[0].port();
+            jvmOptions = List.of("-D" + Worker.SUBSCRIPTION_PORT + "=" + pair[1].port());
+        }
         workers.put(id, start(jvmOptions, List.of(Worker.class.getName(), id, String.valueOf(redisPort),
                 String.valueOf(resourcePort), String.valueOf(THREADS), String.valueOf(LEASE_MILLIS), String.valueOf(checkHeld),
                 String.valueOf(endAt), lock, sectionSleep), "worker " + id + " ready"));
@@ -1360,9 +1399,8 @@ public final class ChaosRun implements AutoCloseable {
             if (stalls != null && stalls.faults() < o.repetitions()) {
                 failures.add(o.scenario() + ": " + stalls.faults() + " of " + o.repetitions() + " faults injected");
             }
-            if (stalls != null && stalls.stoppedMillis().size() > stalls.foundHolding() && stalls.releasesDuring() == 0
-                    && !stalls.kind().startsWith("pub/sub")) {
-                failures.add(o.scenario() + ": no holder released while a waiting JVM was stopped");
+            if (stalls != null && stalls.faults() > stalls.foundHolding() && stalls.releasesDuring() == 0) {
+                failures.add(o.scenario() + ": no holder released while a waiting JVM was stalled");
             }
         }
         return failures;
@@ -1525,17 +1563,20 @@ public final class ChaosRun implements AutoCloseable {
                 .append("the longest-waiting one, and no thread inside its section, is stopped for ").append(WAITER_STALL_MILLIS)
                 .append(" ms (longer than a fair grant, 500 ms, and an exclusive lock's turn, 200 ms; shorter than the ")
                 .append("lease) and kept stopped until every section open when it stopped has ended, so the lock is ")
-                .append("released, and possibly handed to it, while it cannot act. \"Release notices held back\": every ")
-                .append("worker's pub/sub connection goes through a second proxy, which holds back each byte Redis sends ")
-                .append("it by ").append(PUBSUB_DELAY_MILLIS).append(" ms for ").append(PUBSUB_DELAY_WINDOW_MILLIS)
-                .append(" ms at a time, while the workers' commands go through the first proxy at once.\n\n");
+                .append("released, and possibly handed to it, while it cannot act. \"Connections held back\": each ")
+                .append("worker talks to Redis through two proxies of its own, one for its commands and one for its pub/sub ")
+                .append("connection (the engine's release notices); a waiting JVM picked as above is cut off on both (the ")
+                .append("bytes held, not dropped) for the same time, across a release, while the JVM runs; then its ")
+                .append("commands go through again, and its pub/sub connection ").append(PUBSUB_DELAY_MILLIS)
+                .append(" ms later, so a hand-over published while it was cut off reaches it after its next request ")
+                .append("found the lock taken.\n\n");
         md.append("Promised and checked, as for each lock elsewhere in this report: the exclusive and the fair lock, no two ")
                 .append("sections overlap (the fair lock: grants in arrival order, tokens rising); the read/write lock, no ")
                 .append("writer overlaps anyone; the semaphore, never more than ").append(Worker.SEMAPHORE_PERMITS)
                 .append(" holders inside their sections at once. A JVM found inside its section right after the stop (it ")
                 .append("got the lock just before) is a holder stopped for less than its lease, and counted apart.\n\n");
         md.append("| scenario | promise | critical sections | faults (JVM found holding) | a release during the stop "
-                + "| stopped / delayed ms p50 / max | overlaps | overlaps not involving a stalled holder | most holders at once "
+                + "| stopped / cut off ms p50 / max | overlaps | overlaps not involving a stalled holder | most holders at once "
                 + "| duplicate / decreasing tokens (not stalled) | stale writes accepted / rejected | lost updates "
                 + "| grants checked for arrival order / out of order | left behind |\n");
         md.append("| --- | --- | ---: | --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | --- | --- |\n");
@@ -1543,10 +1584,9 @@ public final class ChaosRun implements AutoCloseable {
             HistoryChecker.Verdict v = o.verdict();
             Stalls st = o.stalls();
             FairQueueMonitor.Order.Result order = o.order();
-            boolean pubSub = st.kind().startsWith("pub/sub");
             md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d (%d) | %s | %s | %d | %d | %s | %d / %d (%d) | %d / %d | %d | %s | %s |%n",
                     o.scenario(), o.promise().text, v.sections(), st.faults(), st.foundHolding(),
-                    pubSub ? "–" : st.releasesDuring() + " of " + st.faults(), medianAndMax(st.stoppedMillis()), v.overlaps(),
+                    st.releasesDuring() + " of " + st.faults(), medianAndMax(st.stoppedMillis()), v.overlaps(),
                     v.overlapsAmongOthers(), o.promise() == Promise.SEMAPHORE
                             ? v.mostSharedAtOnce() + " (of " + Worker.SEMAPHORE_PERMITS + ")" : "–",
                     v.duplicateTokens(), v.decreasingTokens(), v.decreasingAmongOthers(), v.staleAccepted(), v.staleRejected(),
