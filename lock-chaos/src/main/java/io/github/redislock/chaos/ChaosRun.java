@@ -102,10 +102,11 @@ public final class ChaosRun implements AutoCloseable {
     static final long READ_WRITE_DEAD_WAITER_BOUND_MILLIS = LEASE_MILLIS + 1000 + 2000;
     /**
      * How long a waiting JVM stays stopped: longer than a fair lock's grant ({@code FairLockScripts.GRANT_MILLIS},
-     * 500 ms) and its queue entry, and than the exclusive lock's turn after a release (200 ms); shorter than the
-     * lease, so a JVM that got the lock just before the stop keeps it.
+     * 500 ms; the issue saw two holders from 650 ms on) and than the exclusive lock's turn after a release (200 ms);
+     * shorter than the lease, with room for the controller's own delays on a loaded machine, so a JVM that got the lock
+     * just before the stop keeps it.
      */
-    static final long WAITER_STALL_MILLIS = 900;
+    static final long WAITER_STALL_MILLIS = 800;
     /**
      * How much longer than its commands a waiting JVM's pub/sub connection is held back in the pub/sub scenarios
      * ({@code -Dchaos.pubsub-delay-millis}): the issue's reproduction held it back 400 ms longer.
@@ -347,13 +348,28 @@ public final class ChaosRun implements AutoCloseable {
     public List<Outcome> waiterStallScenarios(int repetitions) throws Exception {
         List<Outcome> outcomes = new ArrayList<>();
         for (String lock : LOCK_NAMES.keySet()) {
-            outcomes.add(stallScenario(stallScenarioName(lock), lock, repetitions, false));
+            outcomes.add(waiterStopped(lock, repetitions));
         }
         for (String lock : LOCK_NAMES.keySet()) {
-            outcomes.add(stallScenario(pubSubDelayScenarioName(lock), lock, repetitions, true));
+            outcomes.add(waiterCutOff(lock, repetitions));
         }
         outcomes.removeIf(java.util.Objects::isNull);
         return outcomes;
+    }
+
+    /**
+     * One lock type's scenario that stops a waiting JVM across a release ({@code null} when {@code -Dchaos.only}
+     * leaves it out).
+     *
+     * @param lock {@code engine}, {@code fair}, {@code rw} or {@code semaphore}
+     */
+    public Outcome waiterStopped(String lock, int repetitions) throws Exception {
+        return stallScenario(stallScenarioName(lock), lock, repetitions, false);
+    }
+
+    /** One lock type's scenario that cuts a waiting JVM off, its pub/sub connection longer than its commands. */
+    public Outcome waiterCutOff(String lock, int repetitions) throws Exception {
+        return stallScenario(pubSubDelayScenarioName(lock), lock, repetitions, true);
     }
 
     /** The name of the scenario that stops a waiting JVM of {@code lock} (a worker lock argument) across a release. */
@@ -386,8 +402,7 @@ public final class ChaosRun implements AutoCloseable {
      */
     public List<Outcome> persistedRestartScenarios(int repetitions) throws Exception {
         List<Outcome> outcomes = new ArrayList<>();
-        outcomes.add(scenario(RDB_RESTART, Promise.FENCING_ONLY, List.of(), true, true, repetitions, 0,
-                this::restartRedisFromSnapshot));
+        outcomes.add(restartFromSnapshot(repetitions));
         outcomes.add(scenario(AOF_EVERYSEC_RESTART, Promise.FENCING_ONLY,
                 List.of("--appendonly", "yes", "--appendfsync", "everysec"), true, true, repetitions, 0,
                 this::killAndRestartRedis));
@@ -395,7 +410,20 @@ public final class ChaosRun implements AutoCloseable {
         return outcomes;
     }
 
-    static final String RDB_RESTART = "Redis kill -9 and restart from an RDB snapshot taken " + (LEASE_MILLIS / 2)
+    /** The single Redis killed and restarted from an RDB snapshot ({@code null} when {@code -Dchaos.only} leaves it out). */
+    public Outcome restartFromSnapshot(int repetitions) throws Exception {
+        return scenario(RDB_RESTART, Promise.FENCING_ONLY, List.of(), true, true, repetitions, 0,
+                this::restartRedisFromSnapshot);
+    }
+
+    /**
+     * How long before a kill the RDB snapshot is saved: more than a lease, so every lock in it has expired when Redis
+     * starts from it, while the keys that live longer (a Redlock node's restart marker, a semaphore's limit) have not:
+     * the restart forgets every lock held, as an empty one does, and keeps the rest.
+     */
+    static final long SAVE_BEFORE_KILL_MILLIS = LEASE_MILLIS * 3 / 2;
+
+    static final String RDB_RESTART = "Redis kill -9 and restart from an RDB snapshot saved " + SAVE_BEFORE_KILL_MILLIS
             + " ms before";
     static final String AOF_EVERYSEC_RESTART = "Redis kill -9 and restart with AOF (appendfsync everysec)";
 
@@ -490,8 +518,8 @@ public final class ChaosRun implements AutoCloseable {
         return outcomes;
     }
 
-    static final String REDLOCK_RDB_RESTART = "Redlock, 5 masters: a killed minority restarted from an RDB snapshot taken "
-            + (LEASE_MILLIS / 2) + " ms before";
+    static final String REDLOCK_RDB_RESTART = "Redlock, 5 masters: a killed minority restarted from an RDB snapshot saved "
+            + SAVE_BEFORE_KILL_MILLIS + " ms before";
     static final String REDLOCK_AOF_EVERYSEC_RESTART = "Redlock, 5 masters: a killed minority restarted with AOF "
             + "(appendfsync everysec)";
 
@@ -569,8 +597,8 @@ public final class ChaosRun implements AutoCloseable {
 
     /**
      * Kills two masters with SIGKILL (another pair each time) and starts them again from their own directories: with
-     * {@code snapshot}, from an RDB snapshot each saved half a lease before (the locks granted since are lost, the
-     * restart marker is not); else from their AOF ({@code appendfsync everysec}).
+     * {@code snapshot}, from an RDB snapshot each saved {@link #SAVE_BEFORE_KILL_MILLIS} before (every lock in it has
+     * expired, the restart marker has not); else from their AOF ({@code appendfsync everysec}).
      */
     private long restartRedlockMinorityFromDisk(int repetition, boolean snapshot) throws Exception {
         RedisServerProcess first = redlockNodes.node(repetition % 5);
@@ -578,7 +606,7 @@ public final class ChaosRun implements AutoCloseable {
         if (snapshot) {
             first.command("SAVE");
             second.command("SAVE");
-            Thread.sleep(LEASE_MILLIS / 2);
+            Thread.sleep(SAVE_BEFORE_KILL_MILLIS);
         }
         mark("redlock-restart-" + repetition + "-begin");
         first.kill();
@@ -874,10 +902,13 @@ public final class ChaosRun implements AutoCloseable {
         return workers.keySet().stream().filter(id -> client.equals(clientIds.get(id))).findFirst().orElse(null);
     }
 
-    /** Saves an RDB snapshot, lets the workers run half a lease, kills Redis with SIGKILL and starts it from the snapshot. */
+    /**
+     * Saves an RDB snapshot, lets the workers run {@link #SAVE_BEFORE_KILL_MILLIS}, kills Redis with SIGKILL and starts
+     * it from the snapshot.
+     */
     private long restartRedisFromSnapshot(int repetition) throws Exception {
         redis.command("SAVE");
-        Thread.sleep(LEASE_MILLIS / 2);
+        Thread.sleep(SAVE_BEFORE_KILL_MILLIS);
         return killAndRestartRedis(repetition);
     }
 
@@ -1483,7 +1514,15 @@ public final class ChaosRun implements AutoCloseable {
                 .append("on one clock and, fenced, refuses a token lower than the highest it has seen. Each fault was injected ")
                 .append(repetitions).append(" times (the no-fault run is one stretch). Every pause catches a holder inside its ")
                 .append("critical section (the resource holds back the reply to a worker's read until that worker is stopped); recovery runs ")
-                .append("from the end of a fault to the next accepted write.\n\n");
+                .append("from the end of a fault to the next accepted write. The no-fault row of the full run uses ")
+                .append("sections of ").append(NO_FAULT_SECTION_SLEEP).append(" ms instead and runs until ")
+                .append(NO_FAULT_SECTIONS).append(" have begun. The restarts from persisted data kill Redis with SIGKILL ")
+                .append("and start it from its directory: from an RDB snapshot saved with `SAVE` ").append(SAVE_BEFORE_KILL_MILLIS)
+                .append(" ms before the kill (every lock in it has expired by then, so every lock held is lost), or from its AOF with `appendfsync everysec` (a process ")
+                .append("kill loses only what Redis had not yet written to the file; a machine crash could lose the last ")
+                .append("second). The engine promises exclusion across a restart only with `appendfsync always`; for these ")
+                .append("it promises fencing: tokens follow the server's clock, so no restart makes them repeat or go ")
+                .append("back, and the fenced resource refuses every stale write. Their overlaps are what happened.\n\n");
         md.append("| scenario | promise | critical sections | overlaps | overlaps not involving a stalled holder "
                 + "| paused holders that wrote after the pause | lost updates | stale writes accepted | stale writes rejected "
                 + "| duplicate / decreasing tokens | abandoned (isHeld false) | loss signalled | recovery p50 / p99 ms | left behind |\n");
@@ -1506,10 +1545,13 @@ public final class ChaosRun implements AutoCloseable {
                     .append("node timeout 500 ms, wait 5 s). Killed masters stay down; in the restart scenario two masters are ")
                     .append("killed and started again at once, empty, each repetition (another pair each time), and a master ")
                     .append("that came back empty grants nothing for its restart delay (the lease, ").append(LEASE_MILLIS)
-                    .append(" ms). Promised: ")
+                    .append(" ms). In the persisted-restart scenarios the masters run with persistence and two of them ")
+                    .append("are killed with SIGKILL and started from their own directories each repetition: from an RDB ")
+                    .append("snapshot each saved with `SAVE` ").append(SAVE_BEFORE_KILL_MILLIS).append(" ms before (the ")
+                    .append("restart marker is in it; every lock in it has expired), or from their AOF with `appendfsync everysec`. Promised: ")
                     .append("with 2 of 5 down at least 99 % of acquisitions succeed and none overlap; with 3 of 5 down none is ")
-                    .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts cause ")
-                    .append("no overlap and tokens keep rising.\n\n")
+                    .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts, ")
+                    .append("empty or from persisted data, cause no overlap and tokens keep rising.\n\n")
                     .append("| scenario | acquisitions succeeded | gave up | granted over 0.5 s after a majority was killed ")
                     .append("| gave up naming the dead nodes | longest give-up ms |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
             for (Outcome o : redlock) {
