@@ -811,9 +811,9 @@ public final class ChaosRun implements AutoCloseable {
         mark("stall-waiter-" + repetition + "-begin");
         long stopped = System.nanoTime();
         signal(process, "STOP");
-        Set<String> openAtStop = openSections();
+        Set<String> openAtStop = openSections(id);
         boolean wasHolding = holders().contains(id);
-        boolean released = sleepAcrossARelease(openAtStop);
+        boolean released = sleepAcrossARelease(openAtStop, stopped);
         signal(process, "CONT");
         stallCount.faults++;
         stallCount.foundHolding += wasHolding ? 1 : 0;
@@ -837,9 +837,9 @@ public final class ChaosRun implements AutoCloseable {
         long start = System.nanoTime();
         pair[0].blackhole(true);
         pair[1].blackhole(true);
-        Set<String> openAtStop = openSections();
+        Set<String> openAtStop = openSections(id);
         boolean wasHolding = holders().contains(id);
-        boolean released = sleepAcrossARelease(openAtStop);
+        boolean released = sleepAcrossARelease(openAtStop, start);
         pair[0].blackhole(false);
         Thread.sleep(PUBSUB_DELAY_MILLIS);
         pair[1].blackhole(false);
@@ -871,14 +871,17 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     /**
-     * Sleeps {@link #WAITER_STALL_MILLIS}, then up to 2 s more until a section open at the start has ended (so the
-     * lock was released meanwhile); returns whether one had (or none was open).
+     * Sleeps until {@link #WAITER_STALL_MILLIS} after {@code startNanos}, then up to 2 s more until a section open at
+     * the start has ended (so the lock was released meanwhile); returns whether one had (or none was open).
      */
-    private boolean sleepAcrossARelease(Set<String> openAtStart) throws Exception {
-        Thread.sleep(WAITER_STALL_MILLIS);
+    private boolean sleepAcrossARelease(Set<String> openAtStart, long startNanos) throws Exception {
+        long left = WAITER_STALL_MILLIS - elapsed(startNanos);
+        if (left > 0) {
+            Thread.sleep(left);
+        }
         long extraEnd = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
         while (true) {
-            boolean released = openAtStart.isEmpty() || !openSections().containsAll(openAtStart);
+            boolean released = openAtStart.isEmpty() || !openSections("").containsAll(openAtStart);
             if (released || System.nanoTime() - extraEnd >= 0) {
                 return released;
             }
@@ -886,11 +889,11 @@ public final class ChaosRun implements AutoCloseable {
         }
     }
 
-    /** Every worker thread inside a section now. */
-    private Set<String> openSections() throws Exception {
+    /** Every worker thread inside a section now, but those of {@code stalled} (a section it cannot end while stalled). */
+    private Set<String> openSections(String stalled) throws Exception {
         Set<String> threads = new java.util.HashSet<>();
         for (String thread : get("/holders").split("\n")) {
-            if (!thread.isBlank()) {
+            if (!thread.isBlank() && !thread.startsWith(stalled + "-")) {
                 threads.add(thread);
             }
         }
