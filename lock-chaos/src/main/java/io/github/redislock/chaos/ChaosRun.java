@@ -223,6 +223,8 @@ public final class ChaosRun implements AutoCloseable {
     /** The masters of the Redlock scenario running now, else {@code null}. */
     private RedisNodes redlockNodes;
     private long majorityKilledAt;
+    /** Restarts of a master that was one of a bare majority, in the current Redlock scenario. */
+    private int redlockBareMajorities;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final Map<String, Process> workers = new ConcurrentHashMap<>();
@@ -510,18 +512,42 @@ public final class ChaosRun implements AutoCloseable {
                 Math.max(repetitions / 4, 2), r -> killRedlockNodes(r, 2, 3, 4)));
         outcomes.add(redlockScenario("Redlock, 5 masters: a killed minority restarted without persistence",
                 RedlockExpectation.MINORITY_RESTARTS, repetitions, this::restartRedlockMinority));
-        outcomes.add(redlockScenario(REDLOCK_RDB_RESTART, RedlockExpectation.MINORITY_RESTARTS, repetitions, List.of(),
-                r -> restartRedlockMinorityFromDisk(r, true)));
-        outcomes.add(redlockScenario(REDLOCK_AOF_EVERYSEC_RESTART, RedlockExpectation.MINORITY_RESTARTS, repetitions,
-                List.of("--appendonly", "yes", "--appendfsync", "everysec"), r -> restartRedlockMinorityFromDisk(r, false)));
+        // the control: the same restart, empty, where the restart delay holds the restarted master back
+        outcomes.add(longSections(() -> redlockScenario(REDLOCK_EMPTY_RESTART, RedlockExpectation.MINORITY_RESTARTS,
+                repetitions, List.of(), r -> restartBareMajorityMaster(r, false))));
+        outcomes.add(longSections(() -> redlockScenario(REDLOCK_RDB_RESTART, RedlockExpectation.MINORITY_RESTARTS,
+                repetitions, List.of(), r -> restartBareMajorityMaster(r, true))));
+        outcomes.add(longSections(() -> redlockScenario(REDLOCK_AOF_EVERYSEC_RESTART, RedlockExpectation.MINORITY_RESTARTS,
+                repetitions, List.of("--appendonly", "yes", "--appendfsync", "everysec"),
+                r -> restartBareMajorityMaster(r, false))));
         outcomes.removeIf(java.util.Objects::isNull);
         return outcomes;
     }
 
-    static final String REDLOCK_RDB_RESTART = "Redlock, 5 masters: a killed minority restarted from an RDB snapshot saved "
-            + SAVE_BEFORE_KILL_MILLIS + " ms before";
-    static final String REDLOCK_AOF_EVERYSEC_RESTART = "Redlock, 5 masters: a killed minority restarted with AOF "
-            + "(appendfsync everysec)";
+    /** The section sleep of the Redlock scenarios that restart a master of a bare majority: long enough to span a restart. */
+    static final String REDLOCK_RESTART_SECTION_SLEEP = "100-300";
+    static final String REDLOCK_EMPTY_RESTART = "Redlock, 5 masters: a master of the holder's bare majority killed and "
+            + "restarted empty, sections of " + REDLOCK_RESTART_SECTION_SLEEP + " ms";
+    static final String REDLOCK_RDB_RESTART = "Redlock, 5 masters: a master of the holder's bare majority killed and "
+            + "restarted from an RDB snapshot saved " + SAVE_BEFORE_KILL_MILLIS + " ms before, sections of "
+            + REDLOCK_RESTART_SECTION_SLEEP + " ms";
+    static final String REDLOCK_AOF_EVERYSEC_RESTART = "Redlock, 5 masters: a master of the holder's bare majority killed "
+            + "and restarted with AOF (appendfsync everysec), sections of " + REDLOCK_RESTART_SECTION_SLEEP + " ms";
+
+    @FunctionalInterface
+    private interface ScenarioRun {
+        Outcome run() throws Exception;
+    }
+
+    /** Runs a scenario whose workers sleep {@link #REDLOCK_RESTART_SECTION_SLEEP} in each section. */
+    private Outcome longSections(ScenarioRun scenario) throws Exception {
+        sectionSleep = REDLOCK_RESTART_SECTION_SLEEP;
+        try {
+            return scenario.run();
+        } finally {
+            sectionSleep = "5-30";
+        }
+    }
 
     private Outcome redlockScenario(String name, RedlockExpectation expectation, int repetitions, Fault fault)
             throws Exception {
@@ -536,6 +562,7 @@ public final class ChaosRun implements AutoCloseable {
         System.out.println("scenario: " + name);
         redlockNodes = RedisNodes.start(5, nodeArgs);
         majorityKilledAt = 0;
+        redlockBareMajorities = 0;
         try {
             post("/reset?fenced=true");
             workerLog.clear();
@@ -558,7 +585,7 @@ public final class ChaosRun implements AutoCloseable {
             RedlockFigures figures = redlockFigures(expectation, history);
             Outcome outcome = new Outcome(name, Promise.EXCLUSION, true, repetitions, verdict, 0, 0, leftovers, Kills.NONE, null,
                     figures);
-            System.out.println(figures);
+            System.out.println(figures + ", masters of a bare majority restarted: " + redlockBareMajorities);
             if (!failures(List.of(outcome)).isEmpty()) {
                 keepHistory(outcome, List.of(), history, workerLog);
             }
@@ -596,24 +623,49 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     /**
-     * Kills two masters with SIGKILL (another pair each time) and starts them again from their own directories: with
-     * {@code snapshot}, from an RDB snapshot each saved {@link #SAVE_BEFORE_KILL_MILLIS} before (every lock in it has
-     * expired, the restart marker has not); else from their AOF ({@code appendfsync everysec}).
+     * Waits (up to 5 s) for a moment when one owner holds the lock on exactly 3 of the 5 masters (a bare majority,
+     * common under contention), then kills one of those 3 with SIGKILL and starts it again from its own directory:
+     * with {@code snapshot}, from an RDB snapshot every master saved {@link #SAVE_BEFORE_KILL_MILLIS} before (every lock
+     * in it has expired, the node's restart marker has not); else from what it persisted otherwise (nothing, or its
+     * AOF). The holder is still inside its section (sections last {@link #REDLOCK_RESTART_SECTION_SLEEP} ms here) and
+     * the 2 other masters may be free: a restarted master that grants at once gives a second client a majority.
+     * Without a bare majority in the wait, a master holding the lock is restarted.
      */
-    private long restartRedlockMinorityFromDisk(int repetition, boolean snapshot) throws Exception {
-        RedisServerProcess first = redlockNodes.node(repetition % 5);
-        RedisServerProcess second = redlockNodes.node((repetition + 2) % 5);
+    private long restartBareMajorityMaster(int repetition, boolean snapshot) throws Exception {
         if (snapshot) {
-            first.command("SAVE");
-            second.command("SAVE");
+            for (RedisServerProcess node : redlockNodes.nodes()) {
+                node.command("SAVE");
+            }
             Thread.sleep(SAVE_BEFORE_KILL_MILLIS);
         }
+        List<Integer> holding = List.of();
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() - end < 0) {
+            Map<String, List<Integer>> byOwner = new java.util.HashMap<>();
+            for (int i = 0; i < redlockNodes.size(); i++) {
+                String owner = redlockNodes.node(i).command("GET", LOCK_KEY);
+                if (owner != null && !owner.isBlank() && !owner.equals("null") && !owner.startsWith("~")) {
+                    byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(i);
+                }
+            }
+            List<Integer> bare = byOwner.values().stream().filter(nodes -> nodes.size() == 3).findFirst().orElse(null);
+            if (bare != null) {
+                holding = bare;
+                break;
+            }
+            if (holding.isEmpty()) {
+                holding = byOwner.values().stream().max(java.util.Comparator.comparingInt(List::size)).orElse(List.of());
+            }
+            Thread.sleep(2);
+        }
+        RedisServerProcess node = redlockNodes.node(holding.isEmpty() ? repetition % 5
+                : holding.get(repetition % holding.size()));
+        boolean bareMajority = holding.size() == 3;
+        redlockBareMajorities += bareMajority ? 1 : 0;
         mark("redlock-restart-" + repetition + "-begin");
-        first.kill();
-        second.kill();
-        first.restart();
-        second.restart();
-        mark("redlock-restart-" + repetition + "-end");
+        node.kill();
+        node.restart();
+        mark("redlock-restart-" + repetition + (bareMajority ? "-bare" : "") + "-end");
         return 0;
     }
 
@@ -1548,10 +1600,13 @@ public final class ChaosRun implements AutoCloseable {
                     .append("node timeout 500 ms, wait 5 s). Killed masters stay down; in the restart scenario two masters are ")
                     .append("killed and started again at once, empty, each repetition (another pair each time), and a master ")
                     .append("that came back empty grants nothing for its restart delay (the lease, ").append(LEASE_MILLIS)
-                    .append(" ms). In the persisted-restart scenarios the masters run with persistence and two of them ")
-                    .append("are killed with SIGKILL and started from their own directories each repetition: from an RDB ")
-                    .append("snapshot each saved with `SAVE` ").append(SAVE_BEFORE_KILL_MILLIS).append(" ms before (the ")
-                    .append("restart marker is in it; every lock in it has expired), or from their AOF with `appendfsync everysec`. Promised: ")
+                    .append(" ms). The \"bare majority\" scenarios aim at the case a restart is dangerous in: sections ")
+                    .append("last ").append(REDLOCK_RESTART_SECTION_SLEEP).append(" ms, and each repetition waits for a ")
+                    .append("moment when the holder has the lock on exactly 3 of the 5 masters, then kills one of those 3 ")
+                    .append("with SIGKILL and starts it from its own directory: empty (the control), from an RDB snapshot ")
+                    .append("every master saved with `SAVE` ").append(SAVE_BEFORE_KILL_MILLIS).append(" ms before (the ")
+                    .append("restart marker is in it; every lock in it has expired), or from its AOF with `appendfsync ")
+                    .append("everysec`. Promised: ")
                     .append("with 2 of 5 down at least 99 % of acquisitions succeed and none overlap; with 3 of 5 down none is ")
                     .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts, ")
                     .append("empty or from persisted data, cause no overlap and tokens keep rising.\n\n")
