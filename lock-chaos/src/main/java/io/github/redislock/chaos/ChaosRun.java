@@ -1674,24 +1674,30 @@ public final class ChaosRun implements AutoCloseable {
                 .append("sections overlap (the fair lock: grants in arrival order, tokens rising); the read/write lock, no ")
                 .append("writer overlaps anyone; the semaphore, never more than ").append(Worker.SEMAPHORE_PERMITS)
                 .append(" holders inside their sections at once. A JVM found inside its section right after the stop (it ")
-                .append("got the lock just before) is a holder stopped for less than its lease, and counted apart.\n\n");
+                .append("got the lock just before) is a holder stopped for less than its lease, and counted apart. The ")
+                .append("pause around a stall is the longest stretch with no section open that ends after the stall began ")
+                .append("and begins within ").append(HistoryChecker.FAULT_WINDOW_MILLIS).append(" ms after it ended (stalls ")
+                .append("of a JVM found holding left out): what the stalled waiter cost the others, measured, not promised.\n\n");
         md.append("| scenario | promise | critical sections | faults (JVM found holding) | a release during the stop "
                 + "| stopped / cut off ms p50 / max | overlaps | overlaps not involving a stalled holder | most holders at once "
                 + "| duplicate / decreasing tokens (not stalled) | stale writes accepted / rejected | lost updates "
-                + "| grants checked for arrival order / out of order | left behind |\n");
-        md.append("| --- | --- | ---: | --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | --- | --- |\n");
+                + "| grants checked for arrival order / out of order | longest pause in the sections around a stall p50 / max ms "
+                + "| left behind |\n");
+        md.append("| --- | --- | ---: | --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | --- | --- | --- |\n");
         for (Outcome o : stalled) {
             HistoryChecker.Verdict v = o.verdict();
             Stalls st = o.stalls();
             FairQueueMonitor.Order.Result order = o.order();
-            md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d (%d) | %s | %s | %d | %d | %s | %d / %d (%d) | %d / %d | %d | %s | %s |%n",
+            List<Long> pauses = v.faultGapMillis().entrySet().stream().filter(g -> !g.getKey().contains("holding"))
+                    .map(Map.Entry::getValue).toList();
+            md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d (%d) | %s | %s | %d | %d | %s | %d / %d (%d) | %d / %d | %d | %s | %s | %s |%n",
                     o.scenario(), o.promise().text, v.sections(), st.faults(), st.foundHolding(),
                     st.releasesDuring() + " of " + st.faults(), medianAndMax(st.stoppedMillis()), v.overlaps(),
                     v.overlapsAmongOthers(), o.promise() == Promise.SEMAPHORE
                             ? v.mostSharedAtOnce() + " (of " + Worker.SEMAPHORE_PERMITS + ")" : "–",
                     v.duplicateTokens(), v.decreasingTokens(), v.decreasingAmongOthers(), v.staleAccepted(), v.staleRejected(),
                     v.lostUpdates(), order == null ? "–" : order.checked() + " of " + order.grants() + " / " + order.outOfOrder(),
-                    o.leftovers()));
+                    medianAndMax(pauses), o.leftovers()));
         }
     }
 
