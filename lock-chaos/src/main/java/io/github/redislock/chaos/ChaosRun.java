@@ -115,7 +115,7 @@ public final class ChaosRun implements AutoCloseable {
     /** The no-fault scenario's target in the full run ({@code -Dchaos.no-fault-sections}), with short sections. */
     static final int NO_FAULT_SECTIONS = Integer.getInteger("chaos.no-fault-sections", 20_000);
     /** How long the no-fault scenario of the full run may take to reach its target. */
-    static final long NO_FAULT_CAP_MILLIS = 15 * 60_000;
+    static final long NO_FAULT_CAP_MILLIS = 30 * 60_000;
     /** The section sleep of the no-fault scenario in the full run, in ms (min-max). */
     static final String NO_FAULT_SECTION_SLEEP = "1-5";
 
