@@ -78,7 +78,9 @@ public final class ChaosRun implements AutoCloseable {
          * token is above every earlier read's and write's (apart from holders stalled past their lease), and a
          * killed waiter costs the others at most {@link #READ_WRITE_DEAD_WAITER_BOUND_MILLIS}.
          */
-        READ_WRITE("no writer overlaps anyone; readers share; a write's token above every earlier one");
+        READ_WRITE("no writer overlaps anyone; readers share; a write's token above every earlier one"),
+        /** The semaphore: at most {@link Worker#SEMAPHORE_PERMITS} holders inside their sections at once. */
+        SEMAPHORE("at most " + Worker.SEMAPHORE_PERMITS + " holders at once");
 
         final String text;
 
@@ -99,13 +101,32 @@ public final class ChaosRun implements AutoCloseable {
      * at most the holder's lease, plus a second); writers go on meanwhile. Plus two seconds for scheduling.
      */
     static final long READ_WRITE_DEAD_WAITER_BOUND_MILLIS = LEASE_MILLIS + 1000 + 2000;
+    /**
+     * How long a waiting JVM stays stopped: longer than a fair lock's grant ({@code FairLockScripts.GRANT_MILLIS},
+     * 500 ms; the issue saw two holders from 650 ms on) and than the exclusive lock's turn after a release (200 ms);
+     * shorter than the lease, with room for the controller's own delays on a loaded machine, so a JVM that got the lock
+     * just before the stop keeps it.
+     */
+    static final long WAITER_STALL_MILLIS = 800;
+    /**
+     * How much longer than its commands a waiting JVM's pub/sub connection is held back in the pub/sub scenarios
+     * ({@code -Dchaos.pubsub-delay-millis}): the issue's reproduction held it back 400 ms longer.
+     */
+    static final long PUBSUB_DELAY_MILLIS = Long.getLong("chaos.pubsub-delay-millis", 400);
+    /** The no-fault scenario's target in the full run ({@code -Dchaos.no-fault-sections}), with short sections. */
+    static final int NO_FAULT_SECTIONS = Integer.getInteger("chaos.no-fault-sections", 20_000);
+    /** How long the no-fault scenario of the full run may take to reach its target. */
+    static final long NO_FAULT_CAP_MILLIS = 30 * 60_000;
+    /** The section sleep of the no-fault scenario in the full run, in ms (min-max). */
+    static final String NO_FAULT_SECTION_SLEEP = "1-5";
+
     /** Time between two kills of a lock-family scenario: more than the window in which a kill's pause is measured. */
     static final long FAMILY_KILL_SPACING_MILLIS = HistoryChecker.FAULT_WINDOW_MILLIS + 500;
 
     /** One scenario's outcome. */
     public record Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
             int lossSignalled, int lossExpected, String leftovers, Kills kills, FairQueueMonitor.Order.Result order,
-            RedlockFigures redlock) {
+            RedlockFigures redlock, Stalls stalls, int minimumSections) {
 
         Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
                 int lossSignalled, int lossExpected, String leftovers) {
@@ -117,7 +138,30 @@ public final class ChaosRun implements AutoCloseable {
             this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills, order, null);
         }
 
+        Outcome(String scenario, Promise promise, boolean fenced, int repetitions, HistoryChecker.Verdict verdict,
+                int lossSignalled, int lossExpected, String leftovers, Kills kills, FairQueueMonitor.Order.Result order,
+                RedlockFigures redlock) {
+            this(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills, order, redlock,
+                    null, 0);
+        }
+
+        /** A kill scenario of the fair or the read/write lock: reported in their table. */
         boolean family() {
+            return familyPromise() && stalls == null;
+        }
+
+        Outcome withStalls(Stalls newStalls) {
+            return new Outcome(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills,
+                    order, redlock, newStalls, minimumSections);
+        }
+
+        Outcome withMinimumSections(int minimum) {
+            return new Outcome(scenario, promise, fenced, repetitions, verdict, lossSignalled, lossExpected, leftovers, kills,
+                    order, redlock, stalls, minimum);
+        }
+
+        /** Whether the fair lock's or the read/write lock's model is checked. */
+        boolean familyPromise() {
             return promise == Promise.FAIR || promise == Promise.READ_WRITE;
         }
 
@@ -135,6 +179,19 @@ public final class ChaosRun implements AutoCloseable {
      */
     public record Kills(int holders, int holdersAfterLeaving, int waiters, int waitersFoundHolding) {
         static final Kills NONE = new Kills(0, 0, 0, 0);
+    }
+
+    /**
+     * What a scenario that stalls waiting JVMs (or delays their release notices) did to them.
+     *
+     * @param kind what each fault was: a waiting JVM SIGSTOPped across a release, or every worker's pub/sub
+     *        connection held back
+     * @param faults faults injected
+     * @param foundHolding stopped JVMs found inside their section right after the stop (granted in between)
+     * @param releasesDuring stops during which a holder that was inside its section when the JVM stopped left it
+     * @param stoppedMillis how long each JVM stayed stopped (or each delay lasted)
+     */
+    public record Stalls(String kind, int faults, int foundHolding, int releasesDuring, List<Long> stoppedMillis) {
     }
 
     /** What a Redlock scenario must show besides the history's verdict. */
@@ -167,6 +224,8 @@ public final class ChaosRun implements AutoCloseable {
     /** The masters of the Redlock scenario running now, else {@code null}. */
     private RedisNodes redlockNodes;
     private long majorityKilledAt;
+    /** Restarts of a master that was one of a bare majority, in the current Redlock scenario. */
+    private int redlockBareMajorities;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final Map<String, Process> workers = new ConcurrentHashMap<>();
@@ -192,6 +251,35 @@ public final class ChaosRun implements AutoCloseable {
     private int holderKillsAfterLeaving;
     private int waiterKills;
     private int waiterKillsFoundHolding;
+    /** The current scenario's waiter stalls, or {@code null}. */
+    private StallCount stallCount;
+    /** The section sleep the current scenario's workers use (min-max ms). */
+    private String sectionSleep = "5-30";
+    /**
+     * In the pub/sub scenarios, each worker's own proxies, by worker id: one for its commands, one for its pub/sub
+     * connection; else empty.
+     */
+    private final Map<String, TcpProxy[]> workerProxies = new ConcurrentHashMap<>();
+    private boolean proxyPerWorker;
+    /** Whether the no-fault scenario runs to {@link #NO_FAULT_SECTIONS} (the full run) instead of 6 s. */
+    private boolean longNoFaultRun;
+
+    /** The counts behind {@link Stalls}, while a scenario runs. */
+    private static final class StallCount {
+        final String kind;
+        int faults;
+        int foundHolding;
+        int releasesDuring;
+        final List<Long> stoppedMillis = new ArrayList<>();
+
+        StallCount(String kind) {
+            this.kind = kind;
+        }
+
+        Stalls stalls() {
+            return new Stalls(kind, faults, foundHolding, releasesDuring, List.copyOf(stoppedMillis));
+        }
+    }
 
     public ChaosRun() throws IOException, InterruptedException {
         resource = start(List.of(Resource.class.getName(), String.valueOf(resourcePort)), "resource ready");
@@ -202,6 +290,7 @@ public final class ChaosRun implements AutoCloseable {
         int repetitions = Integer.getInteger("chaos.repetitions", 20);
         int failoverTrials = Integer.getInteger("chaos.failover-trials", 10);
         try (ChaosRun run = new ChaosRun()) {
+            run.longNoFaultRun = true;
             List<Outcome> outcomes = new ArrayList<>(run.all(repetitions));
             // not in the short run of ./mvnw verify (ChaosSuiteTest): about a minute even with 2 repetitions
             outcomes.addAll(run.redlock(repetitions));
@@ -230,12 +319,122 @@ public final class ChaosRun implements AutoCloseable {
         System.exit(0);
     }
 
-    /** Every scenario of the suite. */
+    /** Every scenario of the suite but the Redlock ones. */
     public List<Outcome> all(int repetitions) throws Exception {
         List<Outcome> outcomes = exclusiveLockScenarios(repetitions);
+        outcomes.addAll(persistedRestartScenarios(repetitions));
         outcomes.addAll(lockFamilyScenarios(repetitions, false));
+        outcomes.addAll(waiterStallScenarios(repetitions));
         return outcomes;
     }
+
+    /** Each lock type's name in the scenarios, by the worker's lock argument. */
+    static final Map<String, String> LOCK_NAMES = lockNames();
+
+    private static Map<String, String> lockNames() {
+        Map<String, String> names = new java.util.LinkedHashMap<>(); // in the report's order
+        names.put("engine", "exclusive lock");
+        names.put("fair", "fair lock");
+        names.put("rw", "read/write lock");
+        names.put("semaphore", "semaphore (" + Worker.SEMAPHORE_PERMITS + " permits)");
+        return java.util.Collections.unmodifiableMap(names);
+    }
+
+    private static Promise promiseOf(String lock) {
+        return switch (lock) {
+            case "fair" -> Promise.FAIR;
+            case "rw" -> Promise.READ_WRITE;
+            case "semaphore" -> Promise.SEMAPHORE;
+            default -> Promise.EXCLUSION;
+        };
+    }
+
+    /**
+     * Waiters stalled, for each lock type: a waiting JVM (a thread waiting in Redis, none inside its section) stopped
+     * with SIGSTOP for {@link #WAITER_STALL_MILLIS} across a release; then every worker's pub/sub connection held back
+     * {@link #PUBSUB_DELAY_MILLIS} longer than its commands, each behind a proxy of its own.
+     */
+    public List<Outcome> waiterStallScenarios(int repetitions) throws Exception {
+        List<Outcome> outcomes = new ArrayList<>();
+        for (String lock : LOCK_NAMES.keySet()) {
+            outcomes.add(waiterStopped(lock, repetitions));
+        }
+        for (String lock : LOCK_NAMES.keySet()) {
+            outcomes.add(waiterCutOff(lock, repetitions));
+        }
+        outcomes.removeIf(java.util.Objects::isNull);
+        return outcomes;
+    }
+
+    /**
+     * One lock type's scenario that stops a waiting JVM across a release ({@code null} when {@code -Dchaos.only}
+     * leaves it out).
+     *
+     * @param lock {@code engine}, {@code fair}, {@code rw} or {@code semaphore}
+     */
+    public Outcome waiterStopped(String lock, int repetitions) throws Exception {
+        return stallScenario(stallScenarioName(lock), lock, repetitions, false);
+    }
+
+    /** One lock type's scenario that cuts a waiting JVM off, its pub/sub connection longer than its commands. */
+    public Outcome waiterCutOff(String lock, int repetitions) throws Exception {
+        return stallScenario(pubSubDelayScenarioName(lock), lock, repetitions, true);
+    }
+
+    /** The name of the scenario that stops a waiting JVM of {@code lock} (a worker lock argument) across a release. */
+    public static String stallScenarioName(String lock) {
+        return LOCK_NAMES.get(lock) + ": SIGSTOP of a waiting JVM for " + WAITER_STALL_MILLIS + " ms across a release";
+    }
+
+    /** The name of the scenario that delays the pub/sub connections of {@code lock}'s workers. */
+    public static String pubSubDelayScenarioName(String lock) {
+        return LOCK_NAMES.get(lock) + ": a waiting JVM's connections held back " + WAITER_STALL_MILLIS
+                + " ms across a release, its pub/sub " + PUBSUB_DELAY_MILLIS + " ms longer";
+    }
+
+    private Outcome stallScenario(String name, String lock, int repetitions, boolean pubSubDelay) throws Exception {
+        stallCount = new StallCount(pubSubDelay ? "pub/sub held longer" : "waiting JVM stopped");
+        try {
+            Outcome outcome = scenario(name, promiseOf(lock), List.of(), true, true, repetitions, 0, lock,
+                    pubSubDelay ? this::delayPubSub : this::stallWaiter, pubSubDelay);
+            return outcome == null ? null : outcome.withStalls(stallCount.stalls());
+        } finally {
+            stallCount = null;
+        }
+    }
+
+    /**
+     * The single Redis restarted from what it persisted, not only empty or with every write on disk: an RDB snapshot
+     * taken half a lease before a kill -9, and AOF with {@code appendfsync everysec}. What the engine promises there is
+     * what it promises for a restart that loses locks: fencing, not exclusion (the tokens follow the server's clock, so
+     * a restart cannot take them back); the overlaps are measured.
+     */
+    public List<Outcome> persistedRestartScenarios(int repetitions) throws Exception {
+        List<Outcome> outcomes = new ArrayList<>();
+        outcomes.add(restartFromSnapshot(repetitions));
+        outcomes.add(scenario(AOF_EVERYSEC_RESTART, Promise.FENCING_ONLY,
+                List.of("--appendonly", "yes", "--appendfsync", "everysec"), true, true, repetitions, 0,
+                this::killAndRestartRedis));
+        outcomes.removeIf(java.util.Objects::isNull);
+        return outcomes;
+    }
+
+    /** The single Redis killed and restarted from an RDB snapshot ({@code null} when {@code -Dchaos.only} leaves it out). */
+    public Outcome restartFromSnapshot(int repetitions) throws Exception {
+        return scenario(RDB_RESTART, Promise.FENCING_ONLY, List.of(), true, true, repetitions, 0,
+                this::restartRedisFromSnapshot);
+    }
+
+    /**
+     * How long before a kill the RDB snapshot is saved: more than a lease, so every lock in it has expired when Redis
+     * starts from it, while the keys that live longer (a Redlock node's restart marker, a semaphore's limit) have not:
+     * the restart forgets every lock held, as an empty one does, and keeps the rest.
+     */
+    static final long SAVE_BEFORE_KILL_MILLIS = LEASE_MILLIS * 3 / 2;
+
+    static final String RDB_RESTART = "Redis kill -9 and restart from an RDB snapshot saved " + SAVE_BEFORE_KILL_MILLIS
+            + " ms before";
+    static final String AOF_EVERYSEC_RESTART = "Redis kill -9 and restart with AOF (appendfsync everysec)";
 
     /**
      * The fair lock's and the read/write lock's scenarios: kill -9 of holders and of waiting JVMs.
@@ -273,7 +472,19 @@ public final class ChaosRun implements AutoCloseable {
     public List<Outcome> exclusiveLockScenarios(int repetitions) throws Exception {
         List<Outcome> outcomes = new ArrayList<>();
         List<String> plainRedis = List.of();
-        outcomes.add(scenario("no faults", Promise.EXCLUSION, plainRedis, true, true, 0, 6, this::noFault));
+        if (longNoFaultRun) {
+            // short sections, as many as the target asks: a rare interleaving needs many hand-overs to show
+            sectionSleep = NO_FAULT_SECTION_SLEEP;
+            try {
+                Outcome noFault = scenario("no faults, run to " + NO_FAULT_SECTIONS + " sections of " + NO_FAULT_SECTION_SLEEP
+                        + " ms", Promise.EXCLUSION, plainRedis, true, true, 1, 0, this::runToSectionTarget);
+                outcomes.add(noFault == null ? null : noFault.withMinimumSections(NO_FAULT_SECTIONS));
+            } finally {
+                sectionSleep = "5-30";
+            }
+        } else {
+            outcomes.add(scenario("no faults", Promise.EXCLUSION, plainRedis, true, true, 0, 6, this::noFault));
+        }
         outcomes.add(scenario("kill -9 of the holder", Promise.EXCLUSION, plainRedis, true, true, repetitions, 0,
                 this::killHolder));
         outcomes.add(scenario("SIGSTOP of the holder for 2.5x its lease, holder checks isHeld()",
@@ -308,23 +519,57 @@ public final class ChaosRun implements AutoCloseable {
                 Math.max(repetitions / 4, 2), r -> killRedlockNodes(r, 2, 3, 4)));
         outcomes.add(redlockScenario("Redlock, 5 masters: a killed minority restarted without persistence",
                 RedlockExpectation.MINORITY_RESTARTS, repetitions, this::restartRedlockMinority));
-        outcomes.add(redlockScenario(RedlockSnapshotRestart.NAME, RedlockExpectation.MINORITY_RESTARTS, repetitions, r -> {
-            RedlockSnapshotRestart.inject(redlockNodes, r);
-            mark("redlock-snapshot-restart-" + r + "-end");
-            return 0;
-        }));
+        // the control: the same restart, empty, where the restart delay holds the restarted master back
+        outcomes.add(longSections(() -> redlockScenario(REDLOCK_EMPTY_RESTART, RedlockExpectation.MINORITY_RESTARTS,
+                repetitions, List.of(), r -> restartBareMajorityMaster(r, false))));
+        outcomes.add(longSections(() -> redlockScenario(REDLOCK_RDB_RESTART, RedlockExpectation.MINORITY_RESTARTS,
+                repetitions, List.of(), r -> restartBareMajorityMaster(r, true))));
+        outcomes.add(longSections(() -> redlockScenario(REDLOCK_AOF_EVERYSEC_RESTART, RedlockExpectation.MINORITY_RESTARTS,
+                repetitions, List.of("--appendonly", "yes", "--appendfsync", "everysec"),
+                r -> restartBareMajorityMaster(r, false))));
         outcomes.removeIf(java.util.Objects::isNull);
         return outcomes;
     }
 
+    /** The section sleep of the Redlock scenarios that restart a master of a bare majority: long enough to span a restart. */
+    static final String REDLOCK_RESTART_SECTION_SLEEP = "100-300";
+    static final String REDLOCK_EMPTY_RESTART = "Redlock, 5 masters: a master of the holder's bare majority killed and "
+            + "restarted empty, sections of " + REDLOCK_RESTART_SECTION_SLEEP + " ms";
+    static final String REDLOCK_RDB_RESTART = "Redlock, 5 masters: a master of the holder's bare majority killed and "
+            + "restarted from an RDB snapshot saved " + SAVE_BEFORE_KILL_MILLIS + " ms before, sections of "
+            + REDLOCK_RESTART_SECTION_SLEEP + " ms";
+    static final String REDLOCK_AOF_EVERYSEC_RESTART = "Redlock, 5 masters: a master of the holder's bare majority killed "
+            + "and restarted with AOF (appendfsync everysec), sections of " + REDLOCK_RESTART_SECTION_SLEEP + " ms";
+
+    @FunctionalInterface
+    private interface ScenarioRun {
+        Outcome run() throws Exception;
+    }
+
+    /** Runs a scenario whose workers sleep {@link #REDLOCK_RESTART_SECTION_SLEEP} in each section. */
+    private Outcome longSections(ScenarioRun scenario) throws Exception {
+        sectionSleep = REDLOCK_RESTART_SECTION_SLEEP;
+        try {
+            return scenario.run();
+        } finally {
+            sectionSleep = "5-30";
+        }
+    }
+
     private Outcome redlockScenario(String name, RedlockExpectation expectation, int repetitions, Fault fault)
             throws Exception {
+        return redlockScenario(name, expectation, repetitions, List.of(), fault);
+    }
+
+    private Outcome redlockScenario(String name, RedlockExpectation expectation, int repetitions, List<String> nodeArgs,
+            Fault fault) throws Exception {
         if (!name.contains(System.getProperty("chaos.only", ""))) {
             return null;
         }
         System.out.println("scenario: " + name);
-        redlockNodes = RedisNodes.start(5);
+        redlockNodes = RedisNodes.start(5, nodeArgs);
         majorityKilledAt = 0;
+        redlockBareMajorities = 0;
         try {
             post("/reset?fenced=true");
             workerLog.clear();
@@ -347,7 +592,7 @@ public final class ChaosRun implements AutoCloseable {
             RedlockFigures figures = redlockFigures(expectation, history);
             Outcome outcome = new Outcome(name, Promise.EXCLUSION, true, repetitions, verdict, 0, 0, leftovers, Kills.NONE, null,
                     figures);
-            System.out.println(figures);
+            System.out.println(figures + ", masters of a bare majority restarted: " + redlockBareMajorities);
             if (!failures(List.of(outcome)).isEmpty()) {
                 keepHistory(outcome, List.of(), history, workerLog);
             }
@@ -381,6 +626,53 @@ public final class ChaosRun implements AutoCloseable {
         first.restart();
         second.restart();
         mark("redlock-restart-" + repetition + "-end");
+        return 0;
+    }
+
+    /**
+     * Waits (up to 5 s) for a moment when one owner holds the lock on exactly 3 of the 5 masters (a bare majority,
+     * common under contention), then kills one of those 3 with SIGKILL and starts it again from its own directory:
+     * with {@code snapshot}, from an RDB snapshot every master saved {@link #SAVE_BEFORE_KILL_MILLIS} before (every lock
+     * in it has expired, the node's restart marker has not); else from what it persisted otherwise (nothing, or its
+     * AOF). The holder is still inside its section (sections last {@link #REDLOCK_RESTART_SECTION_SLEEP} ms here) and
+     * the 2 other masters may be free: a restarted master that grants at once gives a second client a majority.
+     * Without a bare majority in the wait, a master holding the lock is restarted.
+     */
+    private long restartBareMajorityMaster(int repetition, boolean snapshot) throws Exception {
+        if (snapshot) {
+            for (RedisServerProcess node : redlockNodes.nodes()) {
+                node.command("SAVE");
+            }
+            Thread.sleep(SAVE_BEFORE_KILL_MILLIS);
+        }
+        List<Integer> holding = List.of();
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() - end < 0) {
+            Map<String, List<Integer>> byOwner = new java.util.HashMap<>();
+            for (int i = 0; i < redlockNodes.size(); i++) {
+                String owner = redlockNodes.node(i).command("GET", LOCK_KEY);
+                if (owner != null && !owner.isBlank() && !owner.equals("null") && !owner.startsWith("~")) {
+                    byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(i);
+                }
+            }
+            List<Integer> bare = byOwner.values().stream().filter(nodes -> nodes.size() == 3).findFirst().orElse(null);
+            if (bare != null) {
+                holding = bare;
+                break;
+            }
+            if (holding.isEmpty()) {
+                holding = byOwner.values().stream().max(java.util.Comparator.comparingInt(List::size)).orElse(List.of());
+            }
+            Thread.sleep(2);
+        }
+        RedisServerProcess node = redlockNodes.node(holding.isEmpty() ? repetition % 5
+                : holding.get(repetition % holding.size()));
+        boolean bareMajority = holding.size() == 3;
+        redlockBareMajorities += bareMajority ? 1 : 0;
+        mark("redlock-restart-" + repetition + "-begin");
+        node.kill();
+        node.restart();
+        mark("redlock-restart-" + repetition + (bareMajority ? "-bare" : "") + "-end");
         return 0;
     }
 
@@ -438,6 +730,12 @@ public final class ChaosRun implements AutoCloseable {
 
     private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
             int repetitions, long faultFreeSeconds, String lock, Fault fault) throws Exception {
+        return scenario(name, promise, redisArgs, fenced, checkHeld, repetitions, faultFreeSeconds, lock, fault, false);
+    }
+
+    /** @param pubSubProxy whether each worker talks to Redis through two proxies of its own ({@link #workerProxies}) */
+    private Outcome scenario(String name, Promise promise, List<String> redisArgs, boolean fenced, boolean checkHeld,
+            int repetitions, long faultFreeSeconds, String lock, Fault fault, boolean pubSubProxy) throws Exception {
         if (!name.contains(System.getProperty("chaos.only", ""))) {
             return null;
         }
@@ -451,6 +749,7 @@ public final class ChaosRun implements AutoCloseable {
         waiterKillsFoundHolding = 0;
         try (TcpProxy p = new TcpProxy(redis.port())) {
             proxy = p;
+            proxyPerWorker = pubSubProxy;
             post("/reset?fenced=" + fenced);
             workerLog.clear();
             // the fair lock's queue is watched straight on Redis, past the proxy
@@ -481,7 +780,8 @@ public final class ChaosRun implements AutoCloseable {
                 }
                 // recovery, and a stretch of normal work; in the lock family's scenarios long enough that each kill's
                 // pause in the sections is measured apart from the next kill's
-                Thread.sleep(promise == Promise.FAIR || promise == Promise.READ_WRITE ? FAMILY_KILL_SPACING_MILLIS : 1500);
+                Thread.sleep((promise == Promise.FAIR || promise == Promise.READ_WRITE) && stallCount == null
+                        ? FAMILY_KILL_SPACING_MILLIS : 1500);
             }
             System.out.println("  faults injected after " + elapsed(scenarioStart) + " ms");
             String leftovers = stopWorkersAndCollectLeftovers();
@@ -497,7 +797,7 @@ public final class ChaosRun implements AutoCloseable {
             int signalled = (int) pausedTokens.stream().filter(verdict.lostTokens()::contains).count();
             Outcome outcome = new Outcome(name, promise, fenced, repetitions, verdict, signalled, pausedTokens.size(), leftovers,
                     new Kills(holderKills, holderKillsAfterLeaving, waiterKills, waiterKillsFoundHolding), order);
-            if (outcome.family()) {
+            if (outcome.familyPromise()) {
                 System.out.println(familySummary(outcome));
             }
             if (!failures(List.of(outcome)).isEmpty()) {
@@ -509,6 +809,12 @@ public final class ChaosRun implements AutoCloseable {
                 fairMonitor.close();
                 fairMonitor = null;
             }
+            proxyPerWorker = false;
+            for (TcpProxy[] pair : workerProxies.values()) {
+                pair[0].close();
+                pair[1].close();
+            }
+            workerProxies.clear();
             redis.close();
         }
     }
@@ -538,6 +844,142 @@ public final class ChaosRun implements AutoCloseable {
     // faults -------------------------------------------------------------------------------------
 
     private long noFault(int repetition) {
+        return 0;
+    }
+
+    /** Lets the workers run until the resource has seen {@link #NO_FAULT_SECTIONS} sections begin (or the cap). */
+    private long runToSectionTarget(int repetition) throws Exception {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(NO_FAULT_CAP_MILLIS);
+        long begun = 0;
+        while (System.nanoTime() - end < 0 && (begun = Long.parseLong(get("/count").trim())) < NO_FAULT_SECTIONS) {
+            Thread.sleep(1000);
+        }
+        System.out.println("  " + begun + " sections begun");
+        return 0;
+    }
+
+    /**
+     * Stops a waiting JVM (the longest-waiting one with a thread waiting in Redis and none inside its section) with
+     * SIGSTOP for {@link #WAITER_STALL_MILLIS}, across a release: the sections open when it stopped must have ended
+     * before it is let go (it stays stopped up to 2 s more for that). A lock handed to it meanwhile (a fair grant, an
+     * exclusive lock's turn, a semaphore's offer) must not make it hold beside the one who got the lock instead.
+     */
+    private long stallWaiter(int repetition) throws Exception {
+        String id = waitingJvm();
+        Process process = workers.get(id);
+        mark("stall-waiter-" + repetition + "-begin");
+        long stopped = System.nanoTime();
+        signal(process, "STOP");
+        Set<String> openAtStop = openSections(id);
+        boolean wasHolding = holders().contains(id);
+        boolean released = sleepAcrossARelease(openAtStop, stopped);
+        signal(process, "CONT");
+        stallCount.faults++;
+        stallCount.foundHolding += wasHolding ? 1 : 0;
+        stallCount.releasesDuring += released ? 1 : 0;
+        stallCount.stoppedMillis.add(elapsed(stopped));
+        mark("stall-waiter-" + repetition + (wasHolding ? "-holding" : "") + "-end");
+        return 0;
+    }
+
+    /**
+     * Holds back everything between a waiting JVM (as {@link #stallWaiter} picks it) and Redis for
+     * {@link #WAITER_STALL_MILLIS}, across a release, as a slow network would: its commands and its pub/sub connection,
+     * each behind its own proxy. Then its commands go through again, and its pub/sub connection
+     * {@link #PUBSUB_DELAY_MILLIS} later: a hand-over message published while it was cut off arrives after its next
+     * request found the lock taken by someone else. The JVM itself runs throughout.
+     */
+    private long delayPubSub(int repetition) throws Exception {
+        String id = waitingJvm();
+        TcpProxy[] pair = workerProxies.get(id);
+        mark("pubsub-delay-" + repetition + "-begin");
+        long start = System.nanoTime();
+        pair[0].blackhole(true);
+        pair[1].blackhole(true);
+        Set<String> openAtStop = openSections(id);
+        boolean wasHolding = holders().contains(id);
+        boolean released = sleepAcrossARelease(openAtStop, start);
+        pair[0].blackhole(false);
+        Thread.sleep(PUBSUB_DELAY_MILLIS);
+        pair[1].blackhole(false);
+        stallCount.faults++;
+        stallCount.foundHolding += wasHolding ? 1 : 0;
+        stallCount.releasesDuring += released ? 1 : 0;
+        stallCount.stoppedMillis.add(elapsed(start));
+        mark("pubsub-delay-" + repetition + (wasHolding ? "-holding" : "") + "-end");
+        return 0;
+    }
+
+    /**
+     * The longest-waiting worker JVM with a thread waiting for the lock in Redis and none inside its section, looking
+     * up to 500 times.
+     */
+    private String waitingJvm() throws Exception {
+        for (int attempt = 0; attempt < 500; attempt++) {
+            Set<String> inside = holders();
+            for (String client : waitingClients()) { // longest-waiting first
+                String worker = workerOfClient(client);
+                if (worker != null && !inside.contains(worker) && workers.containsKey(worker)) {
+                    return worker;
+                }
+            }
+            Thread.sleep(5);
+        }
+        throw new IllegalStateException("no worker JVM waited for the lock without holding it in 500 looks: the workers "
+                + "are not contending");
+    }
+
+    /**
+     * Sleeps until {@link #WAITER_STALL_MILLIS} after {@code startNanos}, then up to 2 s more until a section open at
+     * the start has ended (so the lock was released meanwhile); returns whether one had (or none was open).
+     */
+    private boolean sleepAcrossARelease(Set<String> openAtStart, long startNanos) throws Exception {
+        long left = WAITER_STALL_MILLIS - elapsed(startNanos);
+        if (left > 0) {
+            Thread.sleep(left);
+        }
+        long extraEnd = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+        while (true) {
+            boolean released = openAtStart.isEmpty() || !openSections("").containsAll(openAtStart);
+            if (released || System.nanoTime() - extraEnd >= 0) {
+                return released;
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    /** Every worker thread inside a section now, but those of {@code stalled} (a section it cannot end while stalled). */
+    private Set<String> openSections(String stalled) throws Exception {
+        Set<String> threads = new java.util.HashSet<>();
+        for (String thread : get("/holders").split("\n")) {
+            if (!thread.isBlank() && !thread.startsWith(stalled + "-")) {
+                threads.add(thread);
+            }
+        }
+        return threads;
+    }
+
+    /** The running worker whose client id this is, or {@code null}. */
+    private String workerOfClient(String client) {
+        return workers.keySet().stream().filter(id -> client.equals(clientIds.get(id))).findFirst().orElse(null);
+    }
+
+    /**
+     * Saves an RDB snapshot, lets the workers run {@link #SAVE_BEFORE_KILL_MILLIS}, kills Redis with SIGKILL and starts
+     * it from the snapshot.
+     */
+    private long restartRedisFromSnapshot(int repetition) throws Exception {
+        redis.command("SAVE");
+        Thread.sleep(SAVE_BEFORE_KILL_MILLIS);
+        return killAndRestartRedis(repetition);
+    }
+
+    /** Kills Redis with SIGKILL and starts it again on the same port and directory, from whatever it persisted. */
+    private long killAndRestartRedis(int repetition) throws Exception {
+        mark("restart-" + repetition + "-begin");
+        redis.kill();
+        redis.restart();
+        mark("restart-" + repetition + "-end");
         return 0;
     }
 
@@ -628,9 +1070,24 @@ public final class ChaosRun implements AutoCloseable {
         return 0;
     }
 
-    /** The client ids with a thread waiting for the lock in Redis now, apart from the holders'. */
+    /** The client ids with a thread waiting for the lock in Redis now, apart from the holders', longest-waiting first. */
     private Set<String> waitingClients() {
-        Set<String> clients = new java.util.HashSet<>();
+        Set<String> clients = new java.util.LinkedHashSet<>();
+        if (lockType.equals("engine") || lockType.equals("semaphore")) {
+            try (redis.clients.jedis.Jedis jedis = new redis.clients.jedis.Jedis("127.0.0.1", redis.port())) {
+                if (lockType.equals("engine")) {
+                    jedis.zrange(LOCK_KEY + ":waiters", 0, -1).forEach(clients::add);
+                    String owner = jedis.get(LOCK_KEY);
+                    if (owner != null) {
+                        clients.remove(clientOf(owner));
+                    }
+                } else {
+                    jedis.zrange(LOCK_KEY + ":semaphore:waiters", 0, -1).forEach(waiter -> clients.add(clientOf(waiter)));
+                    jedis.zrange(LOCK_KEY + ":semaphore:holders", 0, -1).forEach(holder -> clients.remove(clientOf(holder)));
+                }
+            }
+            return clients;
+        }
         if (lockType.equals("fair")) {
             FairQueueMonitor.Snapshot snapshot = fairMonitor.latest();
             snapshot.queue().keySet().forEach(waiter -> clients.add(clientOf(waiter)));
@@ -765,16 +1222,29 @@ public final class ChaosRun implements AutoCloseable {
     private void startWorker(String id, long endAt, boolean checkHeld, String lock) throws IOException, InterruptedException {
         // a Redlock worker locks over the masters its lock argument names; its (unused) engine template gets one of them
         int redisPort = redlockNodes != null ? redlockNodes.node(0).port() : proxy.port();
-        workers.put(id, start(List.of(Worker.class.getName(), id, String.valueOf(redisPort), String.valueOf(resourcePort),
-                String.valueOf(THREADS), String.valueOf(LEASE_MILLIS), String.valueOf(checkHeld), String.valueOf(endAt), lock),
-                "worker " + id + " ready"));
+        List<String> jvmOptions = List.of();
+        if (proxyPerWorker) {
+            TcpProxy[] pair = {new TcpProxy(redis.port()), new TcpProxy(redis.port())};
+            workerProxies.put(id, pair);
+            redisPort = pair[0].port();
+            jvmOptions = List.of("-D" + Worker.SUBSCRIPTION_PORT + "=" + pair[1].port());
+        }
+        workers.put(id, start(jvmOptions, List.of(Worker.class.getName(), id, String.valueOf(redisPort),
+                String.valueOf(resourcePort), String.valueOf(THREADS), String.valueOf(LEASE_MILLIS), String.valueOf(checkHeld),
+                String.valueOf(endAt), lock, sectionSleep), "worker " + id + " ready"));
     }
 
     private Process start(List<String> mainAndArgs, String readyLine) throws IOException, InterruptedException {
+        return start(List.of(), mainAndArgs, readyLine);
+    }
+
+    private Process start(List<String> jvmOptions, List<String> mainAndArgs, String readyLine)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-Dorg.slf4j.simpleLogger.log.io.github.redislock=debug", "-cp",
-                System.getProperty("java.class.path")));
+                "-Dorg.slf4j.simpleLogger.log.io.github.redislock=debug"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path")));
         command.addAll(mainAndArgs);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         synchronized (allProcesses) {
@@ -837,7 +1307,8 @@ public final class ChaosRun implements AutoCloseable {
         }
         // Every key the engine writes carries a TTL of at most LONGEST_KEY_TTL_MILLIS, counted from the last
         // command of a worker that has exited now; whatever is still there after that was left behind.
-        long longestTtl = lockType.equals("rw") ? LONGEST_READ_WRITE_KEY_TTL_MILLIS : LONGEST_KEY_TTL_MILLIS;
+        long longestTtl = lockType.equals("rw") || lockType.equals("semaphore") ? LONGEST_READ_WRITE_KEY_TTL_MILLIS
+                : LONGEST_KEY_TTL_MILLIS;
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(longestTtl);
         String keys;
         String channels;
@@ -861,7 +1332,10 @@ public final class ChaosRun implements AutoCloseable {
      */
     private String leftoverKeys() {
         if (redlockNodes == null) {
-            return redis.command("KEYS", "redis-lock:*");
+            // a semaphore's limit is kept a day after its last use, by design
+            return java.util.Arrays.stream(String.valueOf(redis.command("KEYS", "redis-lock:*")).split("\n"))
+                    .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":semaphore:limit"))
+                    .collect(java.util.stream.Collectors.joining("\n"));
         }
         return redlockNodes.nodes().stream().filter(RedisServerProcess::isRunning)
                 .flatMap(n -> java.util.Arrays.stream(String.valueOf(n.command("KEYS", "redis-lock:*")).split("\n")))
@@ -1000,8 +1474,26 @@ public final class ChaosRun implements AutoCloseable {
                     failures.add(o.scenario() + ": an acquisition took " + r.longestGiveUpMillis() + " ms to give up (wait 5000 ms)");
                 }
             }
-            if (o.family()) {
+            if (o.familyPromise()) {
                 failures.addAll(familyFailures(o));
+            }
+            if (o.promise() == Promise.SEMAPHORE && v.mostSharedAtOnce() > Worker.SEMAPHORE_PERMITS) {
+                failures.add(o.scenario() + ": " + v.mostSharedAtOnce() + " semaphore holders inside their sections at once, "
+                        + "over its " + Worker.SEMAPHORE_PERMITS + " permits");
+            }
+            if (o.promise() == Promise.SEMAPHORE && v.mostSharedAtOnce() < 2) {
+                failures.add(o.scenario() + ": never two semaphore holders at once; the scenario did not exercise its permits");
+            }
+            if (v.sections() < o.minimumSections()) {
+                failures.add(o.scenario() + ": " + v.sections() + " critical sections, fewer than the " + o.minimumSections()
+                        + " this run must reach");
+            }
+            Stalls stalls = o.stalls();
+            if (stalls != null && stalls.faults() < o.repetitions()) {
+                failures.add(o.scenario() + ": " + stalls.faults() + " of " + o.repetitions() + " faults injected");
+            }
+            if (stalls != null && stalls.faults() > stalls.foundHolding() && stalls.releasesDuring() == 0) {
+                failures.add(o.scenario() + ": no holder released while a waiting JVM was stalled");
             }
         }
         return failures;
@@ -1084,12 +1576,20 @@ public final class ChaosRun implements AutoCloseable {
                 .append("on one clock and, fenced, refuses a token lower than the highest it has seen. Each fault was injected ")
                 .append(repetitions).append(" times (the no-fault run is one stretch). Every pause catches a holder inside its ")
                 .append("critical section (the resource holds back the reply to a worker's read until that worker is stopped); recovery runs ")
-                .append("from the end of a fault to the next accepted write.\n\n");
+                .append("from the end of a fault to the next accepted write. The no-fault row of the full run uses ")
+                .append("sections of ").append(NO_FAULT_SECTION_SLEEP).append(" ms instead and runs until ")
+                .append(NO_FAULT_SECTIONS).append(" have begun. The restarts from persisted data kill Redis with SIGKILL ")
+                .append("and start it from its directory: from an RDB snapshot saved with `SAVE` ").append(SAVE_BEFORE_KILL_MILLIS)
+                .append(" ms before the kill (every lock in it has expired by then, so every lock held is lost), or from its AOF with `appendfsync everysec` (a process ")
+                .append("kill loses only what Redis had not yet written to the file; a machine crash could lose the last ")
+                .append("second). The engine promises exclusion across a restart only with `appendfsync always`; for these ")
+                .append("it promises fencing: tokens follow the server's clock, so no restart makes them repeat or go ")
+                .append("back, and the fenced resource refuses every stale write. Their overlaps are what happened.\n\n");
         md.append("| scenario | promise | critical sections | overlaps | overlaps not involving a stalled holder "
                 + "| paused holders that wrote after the pause | lost updates | stale writes accepted | stale writes rejected "
                 + "| duplicate / decreasing tokens | abandoned (isHeld false) | loss signalled | recovery p50 / p99 ms | left behind |\n");
         md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |\n");
-        for (Outcome o : outcomes.stream().filter(o -> !o.family()).toList()) {
+        for (Outcome o : outcomes.stream().filter(o -> !o.familyPromise() && o.stalls() == null).toList()) {
             HistoryChecker.Verdict v = o.verdict();
             boolean paused = o.promise() == Promise.EXCLUSION_APART_FROM_PAUSED;
             md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s | %s | %d | %d | %d | %d / %d | %d | %s | %s | %s |%n",
@@ -1107,12 +1607,16 @@ public final class ChaosRun implements AutoCloseable {
                     .append("node timeout 500 ms, wait 5 s). Killed masters stay down; in the restart scenario two masters are ")
                     .append("killed and started again at once, empty, each repetition (another pair each time), and a master ")
                     .append("that came back empty grants nothing for its restart delay (the lease, ").append(LEASE_MILLIS)
-                    .append(" ms); in the snapshot scenario the pair saves an RDB snapshot ")
-                    .append(RedlockSnapshotRestart.AFTER_SAVE_MILLIS).append(" ms before the kill and restarts from it, and sits out ")
-                    .append("the same delay from its start. Promised: ")
+                    .append(" ms). The \"bare majority\" scenarios aim at the case a restart is dangerous in: sections ")
+                    .append("last ").append(REDLOCK_RESTART_SECTION_SLEEP).append(" ms, and each repetition waits for a ")
+                    .append("moment when the holder has the lock on exactly 3 of the 5 masters, then kills one of those 3 ")
+                    .append("with SIGKILL and starts it from its own directory: empty (the control), from an RDB snapshot ")
+                    .append("every master saved with `SAVE` ").append(SAVE_BEFORE_KILL_MILLIS).append(" ms before (the ")
+                    .append("restart marker is in it; every lock in it has expired), or from its AOF with `appendfsync ")
+                    .append("everysec`. Promised: ")
                     .append("with 2 of 5 down at least 99 % of acquisitions succeed and none overlap; with 3 of 5 down none is ")
-                    .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts cause ")
-                    .append("no overlap and tokens keep rising.\n\n")
+                    .append("granted and each gives up within its wait naming the unreachable nodes; minority restarts, ")
+                    .append("empty or from persisted data, cause no overlap and tokens keep rising.\n\n")
                     .append("| scenario | acquisitions succeeded | gave up | granted over 0.5 s after a majority was killed ")
                     .append("| gave up naming the dead nodes | longest give-up ms |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
             for (Outcome o : redlock) {
@@ -1126,6 +1630,10 @@ public final class ChaosRun implements AutoCloseable {
         List<Outcome> family = outcomes.stream().filter(Outcome::family).toList();
         if (!family.isEmpty()) {
             familyReport(md, family);
+        }
+        List<Outcome> stalled = outcomes.stream().filter(o -> o.stalls() != null).toList();
+        if (!stalled.isEmpty()) {
+            stallReport(md, stalled);
         }
         List<String> failures = failures(outcomes);
         md.append("\n## Verdict\n\n");
@@ -1149,6 +1657,55 @@ public final class ChaosRun implements AutoCloseable {
                 .append("lock can also let two holders overlap. Where exclusion is not promised, the overlaps above are what ")
                 .append("happened.\n");
         return md.toString();
+    }
+
+    private static void stallReport(StringBuilder md, List<Outcome> stalled) {
+        md.append("\n## Waiters stalled: every lock type\n\n");
+        md.append("The same ").append(WORKERS).append(" worker JVMs x ").append(THREADS).append(" threads, resource and ")
+                .append("checker, with each lock type: the exclusive lock, the fair lock, the read/write lock (")
+                .append(Worker.READ_PERCENT).append(" % reads) and a semaphore of ").append(Worker.SEMAPHORE_PERMITS)
+                .append(" permits (each section takes one permit and reads the resource as a shared reader). ")
+                .append("\"SIGSTOP of a waiting JVM\": a JVM with a thread waiting in Redis (the exclusive lock's waiting ")
+                .append("clients, the fair queue, the read/write lock's waiting writers and clients, the semaphore's waiters), ")
+                .append("the longest-waiting one, and no thread inside its section, is stopped for ").append(WAITER_STALL_MILLIS)
+                .append(" ms (longer than a fair grant, 500 ms, and an exclusive lock's turn, 200 ms; shorter than the ")
+                .append("lease) and kept stopped until every section open when it stopped has ended, so the lock is ")
+                .append("released, and possibly handed to it, while it cannot act. \"Connections held back\": each ")
+                .append("worker talks to Redis through two proxies of its own, one for its commands and one for its pub/sub ")
+                .append("connection (the engine's release notices); a waiting JVM picked as above is cut off on both (the ")
+                .append("bytes held, not dropped) for the same time, across a release, while the JVM runs; then its ")
+                .append("commands go through again, and its pub/sub connection ").append(PUBSUB_DELAY_MILLIS)
+                .append(" ms later, so a hand-over published while it was cut off reaches it after its next request ")
+                .append("found the lock taken.\n\n");
+        md.append("Promised and checked, as for each lock elsewhere in this report: the exclusive and the fair lock, no two ")
+                .append("sections overlap (the fair lock: grants in arrival order, tokens rising); the read/write lock, no ")
+                .append("writer overlaps anyone; the semaphore, never more than ").append(Worker.SEMAPHORE_PERMITS)
+                .append(" holders inside their sections at once. A JVM found inside its section right after the stop (it ")
+                .append("got the lock just before) is a holder stopped for less than its lease, and counted apart. The ")
+                .append("pause around a stall is the longest stretch with no section open that ends after the stall began ")
+                .append("and begins within ").append(HistoryChecker.FAULT_WINDOW_MILLIS).append(" ms after it ended (stalls ")
+                .append("of a JVM found holding left out): what the stalled waiter cost the others, measured, not promised.\n\n");
+        md.append("| scenario | promise | critical sections | faults (JVM found holding) | a release during the stop "
+                + "| stopped / cut off ms p50 / max | overlaps | overlaps not involving a stalled holder | most holders at once "
+                + "| duplicate / decreasing tokens (not stalled) | stale writes accepted / rejected | lost updates "
+                + "| grants checked for arrival order / out of order | longest pause in the sections around a stall p50 / max ms "
+                + "| left behind |\n");
+        md.append("| --- | --- | ---: | --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | --- | --- | --- |\n");
+        for (Outcome o : stalled) {
+            HistoryChecker.Verdict v = o.verdict();
+            Stalls st = o.stalls();
+            FairQueueMonitor.Order.Result order = o.order();
+            List<Long> pauses = v.faultGapMillis().entrySet().stream().filter(g -> !g.getKey().contains("holding"))
+                    .map(Map.Entry::getValue).toList();
+            md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d (%d) | %s | %s | %d | %d | %s | %d / %d (%d) | %d / %d | %d | %s | %s | %s |%n",
+                    o.scenario(), o.promise().text, v.sections(), st.faults(), st.foundHolding(),
+                    st.releasesDuring() + " of " + st.faults(), medianAndMax(st.stoppedMillis()), v.overlaps(),
+                    v.overlapsAmongOthers(), o.promise() == Promise.SEMAPHORE
+                            ? v.mostSharedAtOnce() + " (of " + Worker.SEMAPHORE_PERMITS + ")" : "–",
+                    v.duplicateTokens(), v.decreasingTokens(), v.decreasingAmongOthers(), v.staleAccepted(), v.staleRejected(),
+                    v.lostUpdates(), order == null ? "–" : order.checked() + " of " + order.grants() + " / " + order.outOfOrder(),
+                    medianAndMax(pauses), o.leftovers()));
+        }
     }
 
     private static void familyReport(StringBuilder md, List<Outcome> family) {

@@ -25,6 +25,9 @@ import java.util.Set;
  * holder's late section may carry a token below its successor's; {@link Verdict#decreasingAmongOthers()} leaves
  * those out, as the overlaps do. Readers of one epoch share a token, so a stalled reader exempts its whole epoch.
  * <p>
+ * A semaphore's holders are shared sections too; {@link Verdict#mostSharedAtOnce()} is the most of them open at one
+ * moment, which must not exceed its permits.
+ * <p>
  * Pauses between sections: the idle gaps (no completed section open) measure how long the lock sat unused; the
  * longest gap that ends after a fault began (its {@code -begin} mark, else its {@code -end} mark) and starts before
  * {@link #FAULT_WINDOW_MILLIS} after the fault's {@code -end} mark is that fault's cost to the survivors
@@ -38,7 +41,8 @@ public final class HistoryChecker {
     /** What one history shows. */
     public record Verdict(int sections, int overlaps, int overlapsAmongOthers, int pausedWrites, int lostUpdates, int staleAccepted, int staleRejected,
             int duplicateTokens, int decreasingTokens, int abandoned, Set<Long> lostTokens, List<Long> recoveryMillis,
-            int sharedSections, int sharedOverlaps, int decreasingAmongOthers, Map<String, Long> faultGapMillis, List<Long> idleGapMillis) {
+            int sharedSections, int sharedOverlaps, int decreasingAmongOthers, Map<String, Long> faultGapMillis, List<Long> idleGapMillis,
+            int mostSharedAtOnce) {
     }
 
     /** One completed critical section on the resource's clock; {@code shared} for a reader's. */
@@ -180,7 +184,24 @@ public final class HistoryChecker {
         int sharedSections = (int) sections.stream().filter(Section::shared).count();
         return new Verdict(sections.size(), overlaps, overlapsAmongOthers, pausedWrites, lostUpdates, staleAccepted,
                 staleRejected, duplicates, decreasing, abandoned, lostTokens, recoveries, sharedSections, sharedOverlaps,
-                decreasingAmongOthers, faultGaps, idleGapMillis);
+                decreasingAmongOthers, faultGaps, idleGapMillis, mostAtOnce(sections.stream().filter(Section::shared).toList()));
+    }
+
+    /** The most of these sections open at one moment (a section ending when another begins does not count with it). */
+    private static int mostAtOnce(List<Section> sections) {
+        List<long[]> edges = new ArrayList<>(); // time, +1 for a start, -1 for an end
+        for (Section s : sections) {
+            edges.add(new long[] {s.start(), 1});
+            edges.add(new long[] {s.end(), -1});
+        }
+        edges.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+        int open = 0;
+        int most = 0;
+        for (long[] edge : edges) {
+            open += (int) edge[1];
+            most = Math.max(most, open);
+        }
+        return most;
     }
 
     /** The stretches in which no completed section was open, between the first section's start and the last's end. */

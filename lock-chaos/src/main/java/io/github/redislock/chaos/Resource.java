@@ -22,7 +22,7 @@ import com.sun.net.httpserver.HttpServer;
  * <p>
  * {@code GET /read?worker=&token=}, {@code POST /write?worker=&token=&value=}, {@code POST /event?type=&worker=&token=},
  * {@code POST /mark?name=}, {@code POST /reset?fenced=}, {@code GET /history}, {@code GET /holder},
- * {@code GET /holders}, {@code POST /trap?shared=}, {@code GET /trapped}, {@code POST /spring} (catch the next reader
+ * {@code GET /holders}, {@code GET /count} (sections begun), {@code POST /trap?shared=}, {@code GET /trapped}, {@code POST /spring} (catch the next reader
  * inside its section; with {@code shared}, the next shared or the next exclusive one).
  * <p>
  * A read/write lock's reader reads with {@code shared=true} (recorded as {@code shared-read}) and ends its section
@@ -129,6 +129,8 @@ public final class Resource {
                     body = openSections.values().stream().max(java.util.Comparator.comparingLong(Event::nanos))
                             .map(e -> e.worker() + " " + e.token()).orElse("");
                 }
+                case "/count" -> // sections begun so far
+                    body = Long.toString(history.stream().filter(e -> e.type().endsWith("read")).count());
                 case "/holders" -> {
                     // every worker thread inside a section now, one a line
                     StringBuilder sb = new StringBuilder();

@@ -16,8 +16,10 @@ import io.github.redislock.core.LockMode;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.MultiLockHandle;
+import io.github.redislock.core.PermitHandle;
 import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.core.RedisSemaphore;
 import io.github.redislock.core.RedlockTemplate;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
@@ -32,14 +34,25 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * SET), for the checker's self-test.
  * <p>
  * Arguments: {@code <id> <redis port> <resource port> <threads> <lease ms> <check isHeld: true|false>
- * <end epoch ms> <engine|fair|rw|broken|redlock:port,port,...>}; {@code redlock:} locks with a {@link RedlockTemplate}
- * over independent masters on those ports (the Redis port is then unused).
+ * <end epoch ms> <engine|fair|rw|semaphore|broken|redlock:port,port,...> [<section sleep ms: min-max, default 5-30>]};
+ * {@code redlock:} locks with a {@link RedlockTemplate} over independent masters on those ports (the Redis port is then
+ * unused); {@code semaphore} takes one permit of {@link #SEMAPHORE_PERMITS} and reads as a shared reader.
+ * With {@code -D}{@value #SUBSCRIPTION_PORT}{@code =port} the engine's pub/sub connection goes to that port (a second
+ * proxy to the same Redis) and its commands to the Redis port.
  */
 public final class Worker {
 
     static final String KEY = "chaos";
     /** The share of read/write sections that only read. */
     static final int READ_PERCENT = 70;
+
+    /** The semaphore's limit ({@code semaphore}): at most this many sections at once. */
+    static final int SEMAPHORE_PERMITS = 2;
+    /**
+     * A system property naming a port through which this worker's pub/sub connection (the engine's release
+     * notices) goes, while its commands go to the Redis port argument: the controller delays one without the other.
+     */
+    static final String SUBSCRIPTION_PORT = "chaos.subscription-port";
 
     /** How long a section waits for the lock before it gives up and tries again. */
     static final Duration WAIT = Duration.ofSeconds(5);
@@ -49,13 +62,18 @@ public final class Worker {
     private final String id;
     private final int resourcePort;
     private final boolean checkHeld;
+    /** The shortest and longest sleep inside a section, in ms (5 and 30 unless the arguments say otherwise). */
+    private final int sleepMin;
+    private final int sleepMax;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(2)).build();
 
-    private Worker(String id, int resourcePort, boolean checkHeld) {
+    private Worker(String id, int resourcePort, boolean checkHeld, int sleepMin, int sleepMax) {
         this.id = id;
         this.resourcePort = resourcePort;
         this.checkHeld = checkHeld;
+        this.sleepMin = sleepMin;
+        this.sleepMax = sleepMax;
     }
 
     public static void main(String[] args) throws Exception {
@@ -67,6 +85,7 @@ public final class Worker {
         boolean checkHeld = Boolean.parseBoolean(args[5]);
         long endAt = Long.parseLong(args[6]);
         String lockType = args[7];
+        String[] sleep = (args.length > 8 ? args[8] : "5-30").split("-");
         boolean broken = "broken".equals(lockType);
         List<Integer> redlockPorts = lockType.startsWith("redlock:")
                 ? java.util.Arrays.stream(lockType.substring("redlock:".length()).split(",")).map(Integer::valueOf).toList()
@@ -77,12 +96,22 @@ public final class Worker {
                         .usePooling().build());
         factory.afterPropertiesSet();
         factory.start();
-        StringRedisTemplate redis = new StringRedisTemplate(factory);
+        Integer subscriptionPort = Integer.getInteger(SUBSCRIPTION_PORT);
+        JedisConnectionFactory subscriptionFactory = subscriptionPort == null ? null : new JedisConnectionFactory(
+                new RedisStandaloneConfiguration("127.0.0.1", subscriptionPort), JedisClientConfiguration.builder()
+                        .connectTimeout(Duration.ofMillis(500)).readTimeout(Duration.ofMillis(500)).usePooling().build());
+        if (subscriptionFactory != null) {
+            subscriptionFactory.afterPropertiesSet();
+            subscriptionFactory.start();
+        }
+        StringRedisTemplate redis = new StringRedisTemplate(subscriptionFactory == null ? factory
+                : SubscriptionRouting.factory(factory, subscriptionFactory));
         RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis));
         RedisLockTemplate locks = new RedisLockTemplate(redis, config);
         List<JedisConnectionFactory> nodeFactories = new ArrayList<>();
         RedlockTemplate redlock = redlockPorts.isEmpty() ? null : redlock(redlockPorts, config, nodeFactories);
-        Worker worker = new Worker(id, resourcePort, checkHeld);
+        Worker worker = new Worker(id, resourcePort, checkHeld, Integer.parseInt(sleep[0]), Integer.parseInt(sleep[1]));
+        RedisSemaphore semaphore = locks.semaphore(KEY, SEMAPHORE_PERMITS);
         // a lease that ran out here means this process was stalled past it (a pause, or starved of CPU on a loaded
         // machine); "gone" means Redis no longer had it, which a stall of this process cannot explain
         LockLostListener lossRecorder = (lock, reason) -> worker.record("/event?type="
@@ -117,6 +146,7 @@ public final class Worker {
                         switch (lockType) {
                             case "broken" -> worker.brokenSection(name, redis);
                             case "fair" -> worker.section(name, () -> locks.acquireFair(KEY, LockOptions.waitFor(WAIT)));
+                            case "semaphore" -> worker.permitSection(name, semaphore);
                             case "rw" -> {
                                 if (ThreadLocalRandom.current().nextInt(100) < READ_PERCENT) {
                                     worker.readSection(name, locks);
@@ -152,6 +182,9 @@ public final class Worker {
         }
         locks.close();
         factory.destroy();
+        if (subscriptionFactory != null) {
+            subscriptionFactory.destroy();
+        }
         System.exit(0);
     }
 
@@ -182,7 +215,7 @@ public final class Worker {
         long token = lock.fencingToken();
         try {
             long value = Long.parseLong(get("/read?worker=" + name + "&token=" + token));
-            pause(ThreadLocalRandom.current().nextInt(5, 31));
+            pause(sectionSleep());
             if (checkHeld && !lock.isHeld()) {
                 post("/event?type=abandon&worker=" + name + "&token=" + token);
             } else {
@@ -215,7 +248,7 @@ public final class Worker {
         long token = lock.fencingToken(KEY);
         try {
             get("/read?shared=true&worker=" + name + "&token=" + token);
-            pause(ThreadLocalRandom.current().nextInt(5, 31));
+            pause(sectionSleep());
             post("/event?type=shared-end&worker=" + name + "&token=" + token);
         } finally {
             try {
@@ -226,6 +259,41 @@ public final class Worker {
                 System.out.println(name + " release failed: " + e);
             }
         }
+    }
+
+    /**
+     * A semaphore holder's section: takes one permit of {@link #SEMAPHORE_PERMITS}, reads the resource as a shared
+     * reader (up to that many at once), sleeps, and says it is done; it writes nothing. A holder that finds its permit
+     * no longer held ({@code isHeld()} false) ends its section at once.
+     */
+    private void permitSection(String name, RedisSemaphore semaphore) {
+        PermitHandle permit;
+        long start = System.nanoTime();
+        try {
+            permit = semaphore.acquire(LockOptions.waitFor(WAIT));
+        } catch (LockNotAcquiredException e) {
+            System.out.println(name + " gave up after " + (System.nanoTime() - start) / 1_000_000 + " ms: " + e.getMessage());
+            return;
+        }
+        long token = permit.fencingToken();
+        try {
+            get("/read?shared=true&worker=" + name + "&token=" + token);
+            pause(sectionSleep());
+            post("/event?type=" + (checkHeld && !permit.isHeld() ? "abandon" : "shared-end") + "&worker=" + name
+                    + "&token=" + token);
+        } finally {
+            try {
+                permit.release();
+            } catch (LockLostException lost) {
+                record("/event?type=lost&worker=" + name + "&token=" + token);
+            } catch (RuntimeException e) {
+                System.out.println(name + " release failed: " + e);
+            }
+        }
+    }
+
+    private int sectionSleep() {
+        return ThreadLocalRandom.current().nextInt(sleepMin, sleepMax + 1);
     }
 
     /** The write side of the read/write lock, seen as a {@link LockHandle} so a writer runs the exclusive section. */

@@ -22,6 +22,21 @@ class HistoryCheckerTest {
     }
 
     @Test
+    void theMostSemaphoreHoldersAtOnceAreCountedAndSectionsThatOnlyTouchAreNot() {
+        HistoryChecker.Verdict v = HistoryChecker.check(List.of(
+                new Event(10, "shared-read", "a-0", 1, 0, true), new Event(12, "shared-read", "b-0", 2, 0, true),
+                new Event(20, "shared-end", "a-0", 1, 0, true), new Event(20, "shared-read", "c-0", 3, 0, true),
+                new Event(25, "shared-end", "b-0", 2, 0, true), new Event(30, "shared-end", "c-0", 3, 0, true)), 0);
+        assertThat(v.mostSharedAtOnce()).isEqualTo(2); // c began as a ended
+        HistoryChecker.Verdict three = HistoryChecker.check(List.of(
+                new Event(10, "shared-read", "a-0", 1, 0, true), new Event(12, "shared-read", "b-0", 2, 0, true),
+                new Event(19, "shared-read", "c-0", 3, 0, true), new Event(20, "shared-end", "a-0", 1, 0, true),
+                new Event(25, "shared-end", "b-0", 2, 0, true), new Event(30, "shared-end", "c-0", 3, 0, true)), 0);
+        assertThat(three.mostSharedAtOnce()).isEqualTo(3);
+        assertThat(three.overlaps()).isZero();
+    }
+
+    @Test
     void overlappingSectionsLoseAnUpdateAndAcceptAStaleWrite() {
         HistoryChecker.Verdict v = HistoryChecker.check(List.of(
                 new Event(10, "read", "a-0", 1, 0, true), new Event(15, "read", "b-0", 2, 0, true),

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * Independent {@code redis-server} masters on free loopback ports, unaware of each other: the nodes of a Redlock.
- * Each keeps nothing on disk, so a killed and restarted node comes back empty.
+ * Each keeps nothing on disk unless started with persistence arguments, so a killed and restarted node comes back empty.
  */
 public final class RedisNodes implements AutoCloseable {
 
@@ -17,13 +17,18 @@ public final class RedisNodes implements AutoCloseable {
 
     /** Starts {@code count} independent masters. */
     public static RedisNodes start(int count) {
+        return start(count, List.of());
+    }
+
+    /** Starts {@code count} independent masters with these extra {@code redis-server} arguments (persistence, say). */
+    public static RedisNodes start(int count, List<String> extraArgs) {
         if (count < 1) {
             throw new IllegalArgumentException("at least one node, was " + count);
         }
         List<RedisServerProcess> started = new ArrayList<>();
         try {
             for (int i = 0; i < count; i++) {
-                started.add(RedisServerProcess.start());
+                started.add(RedisServerProcess.start(extraArgs));
             }
             return new RedisNodes(started);
         } catch (RuntimeException e) {
