@@ -62,17 +62,19 @@ class ChaosSuiteTest {
     }
 
     /**
-     * Issue 21's fault classes, those that pass today: a waiting JVM of the semaphore stopped across a release, one of
-     * the exclusive lock cut off with its pub/sub connection let through after its commands, and the single Redis
-     * restarted from an RDB snapshot. The fair lock's stall scenarios join this run once its stale hand-over is fixed
-     * (issue 21, item 1); Redlock's restart from a snapshot runs in the full run.
+     * Issue 21's fault classes: a waiting JVM of the semaphore and of the fair lock stopped across a release, one of
+     * the exclusive and of the fair lock cut off with its pub/sub connection let through after its commands (the fair
+     * lock's stale hand-over message, issue 21 item 1), and the single Redis restarted from an RDB snapshot. Redlock's
+     * restart from a snapshot runs in the full run.
      */
     @Test
     void stalledWaitersAndARestartFromASnapshotKeepEachLocksPromise() throws Exception {
         int repetitions = Integer.getInteger("chaos.short-stall-repetitions", 1);
         List<ChaosRun.Outcome> outcomes = new java.util.ArrayList<>();
         outcomes.add(run.waiterStopped("semaphore", repetitions));
+        outcomes.add(run.waiterStopped("fair", repetitions));
         outcomes.add(run.waiterCutOff("engine", repetitions));
+        outcomes.add(run.waiterCutOff("fair", repetitions));
         outcomes.add(run.restartFromSnapshot(repetitions));
         outcomes.removeIf(java.util.Objects::isNull);
         System.out.println(ChaosRun.report(outcomes, repetitions));
