@@ -2,8 +2,6 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -44,15 +42,16 @@ final class ExclusiveLock {
     private final Duration watchdogLease;
     /** Numbers this client's acquisitions, so every attempt has its own owner id in Redis. */
     private final AtomicLong acquisitions = new AtomicLong();
-    /** Keys whose release kept a turn for woken clients, and which a look at the turn's end is scheduled for. */
-    private final Set<String> turnsWatched = ConcurrentHashMap.newKeySet();
+    /** Looks, at the end of a turn a release kept for the clients it woke, whether one of them took the lock. */
+    private final WakeLooks turnLooks;
 
-    ExclusiveLock(LockScripts scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, String clientId,
-            Duration watchdogLease) {
+    ExclusiveLock(LockScripts scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, WakeLooks turnLooks,
+            String clientId, Duration watchdogLease) {
         this.scripts = scripts;
         this.locks = locks;
         this.waitLoop = waitLoop;
         this.cleanup = cleanup;
+        this.turnLooks = turnLooks;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
     }
@@ -319,22 +318,13 @@ final class ExclusiveLock {
     /**
      * After a release that kept the lock for the turn of the clients it woke: looks, once the turn has ended, whether
      * one of them took it, and if none did (they died or left, and their entries have not gone stale yet) wakes every
-     * client still waiting, which would otherwise sleep until its next look (up to 5 s). One look per key at a time:
-     * a look that finds a later release's turn still running looks again at its end.
+     * client still waiting, which would otherwise sleep until its next look (up to 5 s).
      */
     private ReleaseReply watchTurn(String key, ReleaseReply reply) {
-        if (reply.turnKept() && turnsWatched.add(key)) {
-            cleanup.runLater(() -> lookAtTurn(key), LockScripts.TURN_MILLIS_VALUE + 1, () -> true);
+        if (reply.turnKept()) {
+            turnLooks.after(key);
         }
         return reply;
-    }
-
-    private void lookAtTurn(String key) {
-        turnsWatched.remove(key); // first: a release from now on schedules a look of its own
-        long turnLeftMillis = scripts.turnEnded(key);
-        if (turnLeftMillis > 0 && turnsWatched.add(key)) {
-            cleanup.runLater(() -> lookAtTurn(key), turnLeftMillis + 1, () -> true);
-        }
     }
 
     /**

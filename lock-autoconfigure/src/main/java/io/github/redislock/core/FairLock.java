@@ -60,7 +60,7 @@ final class FairLock {
     private final WakeLooks exclusiveWaitersLooks;
 
     FairLock(FairLockScripts scripts, FairLocks fairLocks, Watchdog watchdog, WaitLoop waitLoop, BackgroundCleanup cleanup,
-            String clientId, Duration watchdogLease) {
+            WakeLooks exclusiveWaitersLooks, String clientId, Duration watchdogLease) {
         this.scripts = scripts;
         this.fairLocks = fairLocks;
         this.watchdog = watchdog;
@@ -69,7 +69,7 @@ final class FairLock {
         this.cleanup = cleanup;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
-        this.exclusiveWaitersLooks = new WakeLooks(cleanup, scripts::turnEnded);
+        this.exclusiveWaitersLooks = exclusiveWaitersLooks;
     }
 
     private record HoldId(String key, Thread thread) {

@@ -125,23 +125,11 @@ final class FairLockScripts {
     /**
      * Releases {@code owner}'s lock, handing it to the next live waiter. A release that freed the key and woke some of
      * the clients waiting for the exclusive lock on it, not all, answers {@link ReleaseReply#turnKept()}: look at the
-     * turn's end with {@link #turnEnded}.
+     * turn's end with {@link LockScripts#turnEnded}.
      */
     ReleaseReply release(String key, String owner) {
         return ReleaseReply.of(redis.run(FAIR_RELEASE, keys.fairReleaseKeysEncoded(key),
                 releaseArgs(key, owner, NOT_LEAVING)));
-    }
-
-    /**
-     * A turn's time after a release that woke some of the exclusive lock's waiting clients, not all: wakes every
-     * client still waiting if the key is still free (the exclusive lock's {@code turn-ended.lua}).
-     *
-     * @return ms until a turn that still runs (an exclusive release's) ends, else 0
-     */
-    long turnEnded(String key) {
-        Long reply = redis.run(LockScripts.TURN_ENDED, List.of(keys.lock(key), keys.waiters(key), keys.waiterExpiries(key)),
-                keys.wakeChannelPrefix(), key);
-        return reply == null ? 0 : Math.max(reply, 0);
     }
 
     /**

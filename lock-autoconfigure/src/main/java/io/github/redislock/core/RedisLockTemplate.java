@@ -67,10 +67,13 @@ public final class RedisLockTemplate implements AutoCloseable {
         this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew,
                 scripts.renewMany()));
         BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
-        this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, clientId, config.watchdogLease());
+        // the exclusive and the fair lock of a key are one Redis key: one look at a time at an unused turn's end
+        WakeLooks exclusiveTurns = new WakeLooks(cleanup, scripts::turnEnded);
+        this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, exclusiveTurns, clientId,
+                config.watchdogLease());
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
         this.fair = new FairLock(new FairLockScripts(runner, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
-                clientId, config.watchdogLease());
+                exclusiveTurns, clientId, config.watchdogLease());
         this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(watchdog, subscriber, () -> Stream.of(
