@@ -66,6 +66,10 @@ final class SemaphorePermits {
     private final ConcurrentHashMap<String, Queue> queues = new ConcurrentHashMap<>();
     /** Looks whether permits a release freed were taken by the clients it woke, when it did not wake them all. */
     private final WakeLooks looks;
+    /** Test hook: runs in a waiting thread just before it sends its acquire script. */
+    volatile Runnable beforeAcquireScript = () -> { };
+    /** Test hook: runs in a releasing thread just after its hand-over script returned, before it settles the offer. */
+    volatile Runnable afterHandOverScript = () -> { };
 
     SemaphorePermits(SemaphoreScripts scripts, WaitLoop waitLoop, Watchdog watchdog,
             BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
@@ -278,14 +282,16 @@ final class SemaphorePermits {
 
         /**
          * No release claims it any more. Returns whether permits may have been handed over that the caller must
-         * return; a release under way returns what it hands over itself, so this does not wait for it.
+         * return; a release under way returns what it hands over itself, so this does not wait for it, unless the
+         * waiter {@code holds} permits under the offer's holder id: its own acquire found the hand-over already in
+         * Redis and kept it, so whatever the release hands over is what the waiter holds, and its release returns it.
          */
-        boolean close() {
+        boolean close(boolean holds) {
             lock.lock();
             try {
                 closed = true;
                 if (claimed) {
-                    withdrawn = true;
+                    withdrawn = !holds;
                     return false;
                 }
                 return token > 0 || uncertain;
@@ -364,6 +370,7 @@ final class SemaphorePermits {
                             return new AcquireReply(0, SLEEP_AFTER_FULL_HAND_OVER_MILLIS);
                         }
                     }
+                    beforeAcquireScript.run();
                     long requestStart = System.nanoTime();
                     AcquireReply reply = scripts.acquire(key, holder, permits, leaseMillis, initialLimit, waiter,
                             sleepMillis, registered);
@@ -382,7 +389,8 @@ final class SemaphorePermits {
         } finally {
             if (offer != null) {
                 dequeue(key, offer);
-                if (offer.close() && holding.owner == null) {
+                boolean holds = holding.owner != null;
+                if (offer.close(holds) && !holds) {
                     // a release handed permits over (or may have) as this thread gave up: return them
                     cleanup.run(() -> returnPermits(key, holder));
                 }
@@ -538,6 +546,7 @@ final class SemaphorePermits {
         try {
             reply = lookLater(key, scripts.releaseAndHandOver(key, holder, name, offer.holder, offer.permits,
                     offer.leaseMillis, clientWaiter(), moreWaiting[0], HANDED_OVER_ENTRY_MILLIS));
+            afterHandOverScript.run();
         } catch (RuntimeException e) {
             settleAndReturnIfWithdrawn(key, offer, 0, 0, true);
             throw e;
