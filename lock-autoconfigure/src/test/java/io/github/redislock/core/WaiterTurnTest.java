@@ -48,6 +48,8 @@ class WaiterTurnTest {
                 new LockScripts(redis, new RedisLockKeys(RedisLockConfig.DEFAULT_KEY_PREFIX), dead)
                         .acquire(key, dead + ":1:1", 30_000, 5_000, false);
             }
+            // arrival scores are server ms, and equal scores sort by name: the live client arrives a later ms
+            Thread.sleep(5);
             CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
                 try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
                     return System.nanoTime();
