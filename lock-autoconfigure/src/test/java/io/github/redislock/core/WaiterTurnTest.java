@@ -179,6 +179,7 @@ class WaiterTurnTest {
                 assertThat(scripts.acquire(key, client + ":1:1", 1, 30_000, 1, client + ":queue", 5_000, false).acquired())
                         .isFalse();
             }
+            Thread.sleep(5); // arrival scores are server ms, and equal scores sort by name: the live client arrives later
             // subscribed before it waits, so it sleeps until its next look (5 s), not the short while of a client
             // whose wake-up subscription is not up yet
             Await.until(live::isListening, Duration.ofSeconds(10), "the live client to subscribe");
@@ -216,6 +217,7 @@ class WaiterTurnTest {
                 new LockScripts(redis, new RedisLockKeys(RedisLockConfig.DEFAULT_KEY_PREFIX), client)
                         .acquire(key, client + ":1:1", 30_000, 5_000, false);
             }
+            Thread.sleep(5); // arrival scores are server ms, and equal scores sort by name: the live client arrives later
             Await.until(live::isListening, Duration.ofSeconds(10), "the live client to subscribe");
             CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
                 try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
