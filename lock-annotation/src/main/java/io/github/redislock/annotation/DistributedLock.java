@@ -1,5 +1,6 @@
 package io.github.redislock.annotation;
 
+import io.github.redislock.core.LockType;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Inherited;
@@ -62,7 +63,10 @@ public @interface DistributedLock {
      */
     String name() default "";
 
-    /** The kind of lock: {@link LockType#EXCLUSIVE}, {@link LockType#FAIR} (one key), {@link LockType#READ} or {@link LockType#WRITE}. */
+    /**
+     * The kind of lock: {@link LockType#EXCLUSIVE}, {@link LockType#FAIR} (one key), {@link LockType#READ},
+     * {@link LockType#WRITE}, or {@link LockType#SEMAPHORE} (one key, with {@link #permits()}).
+     */
     LockType type() default LockType.EXCLUSIVE;
 
     /** How long to wait for the lock: {@code "0s"} tries once; {@code ""} uses {@code redis-lock.wait-time}. */
@@ -88,7 +92,7 @@ public @interface DistributedLock {
      * at once across the application's instances, one permit per call (see
      * {@code RedisLockTemplate.semaphore(key, permits)}: leased and watchdog-renewed like a lock, fenced, reentrant
      * per thread; the limit is the one stored in Redis, which {@code setPermits} changes at run time). Needs a
-     * single key and the default {@code type}.
+     * single key and the default {@code type} or {@code SEMAPHORE}.
      */
     int permits() default 0;
 

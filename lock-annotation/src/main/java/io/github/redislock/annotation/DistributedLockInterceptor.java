@@ -1,11 +1,11 @@
 package io.github.redislock.annotation;
 
+import io.github.redislock.core.LockType;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedSet;
 import java.util.function.Supplier;
 
-import io.github.redislock.core.LockMode;
 import io.github.redislock.core.MultiLockHandle;
 import io.github.redislock.core.PermitHandle;
 import io.github.redislock.core.RedisSemaphore;
@@ -108,8 +108,8 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             return redlock.get().acquireAll(keys, operation.options);
         }
         return switch (operation.type) {
-            case READ -> template.get().acquireAll(keys, operation.options, LockMode.READ);
-            case WRITE -> template.get().acquireAll(keys, operation.options, LockMode.WRITE);
+            case READ -> template.get().acquireAll(keys, operation.options, LockType.READ);
+            case WRITE -> template.get().acquireAll(keys, operation.options, LockType.WRITE);
             default -> template.get().acquireAll(keys, operation.options);
         };
     }
@@ -119,8 +119,8 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             return redlock.get().tryAcquireAll(keys, operation.options);
         }
         return switch (operation.type) {
-            case READ -> template.get().tryAcquireAll(keys, operation.options, LockMode.READ);
-            case WRITE -> template.get().tryAcquireAll(keys, operation.options, LockMode.WRITE);
+            case READ -> template.get().tryAcquireAll(keys, operation.options, LockType.READ);
+            case WRITE -> template.get().tryAcquireAll(keys, operation.options, LockType.WRITE);
             default -> template.get().tryAcquireAll(keys, operation.options);
         };
     }

@@ -1,5 +1,6 @@
 package io.github.redislock.annotation;
 
+import io.github.redislock.core.LockType;
 import java.lang.reflect.Method;
 import java.util.List;
 

@@ -1,5 +1,6 @@
 package io.github.redislock.annotation;
 
+import io.github.redislock.core.LockType;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
@@ -43,7 +44,7 @@ final class DistributedLockOperationParser {
             String resolvedLease, String resolvedHoldAtLeast) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
         checkPermits(lock, where);
-        if (lock.redlock() && (lock.type() != LockType.EXCLUSIVE || lock.permits() > 0)) {
+        if (lock.redlock() && ((lock.type() != LockType.EXCLUSIVE && lock.type() != LockType.SEMAPHORE) || lock.permits() > 0)) {
             throw new IllegalStateException(where + ": redlock = true supports the exclusive lock only, not "
                     + (lock.permits() > 0 ? "a semaphore (permits = " + lock.permits() + ")" : "type = " + lock.type())
                     + "; remove redlock = true or use the default type");
@@ -139,13 +140,17 @@ final class DistributedLockOperationParser {
     /** A semaphore ({@code permits} of 1 or more) takes one key and no lock type: refuses anything else. */
     private static void checkPermits(DistributedLock lock, String where) {
         if (lock.permits() == 0) {
+            if (lock.type() == LockType.SEMAPHORE) {
+                throw new IllegalStateException(where + ": type = SEMAPHORE needs permits = N (1 or more): how many calls "
+                        + "may hold the semaphore at once");
+            }
             return;
         }
         if (lock.permits() < 0) {
             throw new IllegalStateException(where + ": permits = " + lock.permits() + " must be 1 or more for a semaphore, "
                     + "or 0 (the default) for a lock");
         }
-        if (lock.type() != LockType.EXCLUSIVE) {
+        if (lock.type() != LockType.EXCLUSIVE && lock.type() != LockType.SEMAPHORE) {
             throw new IllegalStateException(where + ": permits = " + lock.permits() + " makes it a semaphore, which cannot "
                     + "be combined with type = " + lock.type() + "; remove one of them");
         }

@@ -30,9 +30,9 @@ final class FairLockCall implements MultiLockHandle {
     static Optional<MultiLockHandle> acquire(RedisLockTemplate template, String key, LockOptions options,
             boolean throwOnTimeout) {
         if (throwOnTimeout) {
-            return Optional.of(new FairLockCall(template.acquireFair(key, options)));
+            return Optional.of(new FairLockCall(template.fairLock(key).acquire(options)));
         }
-        return template.tryAcquireFair(key, options).map(FairLockCall::new);
+        return template.fairLock(key).tryAcquire(options).map(FairLockCall::new);
     }
 
     @Override

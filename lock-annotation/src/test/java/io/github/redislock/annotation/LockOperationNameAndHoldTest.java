@@ -1,5 +1,6 @@
 package io.github.redislock.annotation;
 
+import io.github.redislock.core.LockType;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 

@@ -25,13 +25,13 @@ public class LocksEndpoint {
         RedisLockDiagnostics diagnostics = template.diagnostics();
         long now = System.currentTimeMillis();
         List<HeldLockDescriptor> held = diagnostics.heldLocks().stream()
-                .map(lock -> new HeldLockDescriptor(lock.key(), lock.name(), lock.type(), lock.fencingToken(),
+                .map(lock -> new HeldLockDescriptor(lock.key(), lock.name(), lock.type().tag(), lock.fencingToken(),
                         lock.heldSince().toString(), now - lock.heldSince().toEpochMilli(),
                         lock.leaseLeft() == null ? null : lock.leaseLeft().toMillis(), lock.renewing(), lock.thread(),
                         lock.heldUntil() == null ? "held" : "held until " + lock.heldUntil() + " (holdAtLeast)"))
                 .toList();
         List<WaiterDescriptor> waiters = diagnostics.waiters().stream()
-                .map(waiter -> new WaiterDescriptor(waiter.key(), waiter.name(), waiter.type(), waiter.since().toString(),
+                .map(waiter -> new WaiterDescriptor(waiter.key(), waiter.name(), waiter.type().tag(), waiter.since().toString(),
                         now - waiter.since().toEpochMilli(), waiter.thread()))
                 .toList();
         return new LocksDescriptor(template.clientId(), held, waiters);

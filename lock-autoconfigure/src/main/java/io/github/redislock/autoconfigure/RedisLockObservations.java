@@ -30,7 +30,7 @@ public final class RedisLockObservations implements LockObserver {
         Observation observation = Observation.createNotStarted(NAME, registry)
                 .contextualName("lock wait " + lock.name())
                 .lowCardinalityKeyValue("redis.lock.name", lock.name())
-                .lowCardinalityKeyValue("redis.lock.type", lock.type())
+                .lowCardinalityKeyValue("redis.lock.type", lock.type().tag())
                 .highCardinalityKeyValue("redis.lock.key", lock.key())
                 .start();
         return new Acquisition() {

@@ -1,5 +1,6 @@
 package io.github.redislock.annotation;
 
+import io.github.redislock.core.LockType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -86,7 +87,7 @@ class FairDistributedLockTest {
             Tickets second = b.getBean(Tickets.class);
             ExecutorService pool = Executors.newCachedThreadPool();
             try {
-                LockHandle gate = template.acquireFair("tickets", LockOptions.tryOnce());
+                LockHandle gate = template.fairLock("tickets").acquire(LockOptions.tryOnce());
                 List<Future<?>> futures = new ArrayList<>();
                 for (int customer = 0; customer < 10; customer++) {
                     int c = customer;

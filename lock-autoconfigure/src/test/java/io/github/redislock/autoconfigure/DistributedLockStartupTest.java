@@ -6,7 +6,7 @@ import java.util.stream.Stream;
 
 import io.github.redislock.annotation.DistributedLock;
 import io.github.redislock.annotation.FencingToken;
-import io.github.redislock.annotation.LockType;
+import io.github.redislock.core.LockType;
 import io.github.redislock.annotation.OnFailure;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

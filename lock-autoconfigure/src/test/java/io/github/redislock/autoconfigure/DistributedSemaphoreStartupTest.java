@@ -6,7 +6,7 @@ import java.util.stream.Stream;
 
 import io.github.redislock.annotation.DistributedLock;
 import io.github.redislock.annotation.FencingToken;
-import io.github.redislock.annotation.LockType;
+import io.github.redislock.core.LockType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -30,7 +30,9 @@ class DistributedSemaphoreStartupTest {
                 Arguments.of(ReadSemaphore.class, "ReadSemaphore.run()", "cannot be combined with type = READ"),
                 Arguments.of(FairSemaphore.class, "FairSemaphore.run()", "cannot be combined with type = FAIR"),
                 Arguments.of(WriteSemaphore.class, "WriteSemaphore.run()", "cannot be combined with type = WRITE"),
-                Arguments.of(TwoKeys.class, "TwoKeys.run(String, String)", "takes a single key, but there are 2"));
+                Arguments.of(TwoKeys.class, "TwoKeys.run(String, String)", "takes a single key, but there are 2"),
+                Arguments.of(SemaphoreWithoutPermits.class, "SemaphoreWithoutPermits.run()",
+                        "type = SEMAPHORE needs permits = N"));
     }
 
     @ParameterizedTest
@@ -44,6 +46,23 @@ class DistributedSemaphoreStartupTest {
     @Test
     void aSemaphoreWithAFencingTokenParameterStarts() {
         runner.withBean(Fenced.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void aSemaphoreMayNameItsType() {
+        runner.withBean(TypedSemaphore.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    public static class TypedSemaphore {
+        @DistributedLock(key = "#name", type = LockType.SEMAPHORE, permits = 2)
+        public void run(String name) {
+        }
+    }
+
+    static class SemaphoreWithoutPermits {
+        @DistributedLock(key = "'k'", type = LockType.SEMAPHORE)
+        public void run() {
+        }
     }
 
     public static class Fenced {

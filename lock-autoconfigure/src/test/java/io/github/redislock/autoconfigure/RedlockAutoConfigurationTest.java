@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.annotation.DistributedLock;
 import io.github.redislock.annotation.LockContext;
-import io.github.redislock.annotation.LockType;
+import io.github.redislock.core.LockType;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisNodes;

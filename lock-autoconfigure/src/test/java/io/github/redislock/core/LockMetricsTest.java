@@ -152,7 +152,7 @@ class LockMetricsTest {
         PermitHandle permit = shortLease.semaphore("metrics:printers", 2).acquire(LockOptions.tryOnce().withName("printers"));
         assertThat(permit.permits()).isEqualTo(1);
         assertThat(shortLease.diagnostics().heldLocks()).singleElement()
-                .satisfies(held -> assertThat(held.type()).isEqualTo("semaphore"));
+                .satisfies(held -> assertThat(held.type()).isEqualTo(LockType.SEMAPHORE));
 
         redis.delete(java.util.List.of("redis-lock:{metrics:printers}:semaphore:holders", "redis-lock:{metrics:printers}:semaphore:permits"));
         awaitTrue(() -> !permit.isHeld(), "the watchdog to find the permit gone");

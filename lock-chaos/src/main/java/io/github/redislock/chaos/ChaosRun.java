@@ -1711,8 +1711,8 @@ public final class ChaosRun implements AutoCloseable {
     private static void familyReport(StringBuilder md, List<Outcome> family) {
         md.append("\n## The fair lock and the read/write lock under kill -9\n\n");
         md.append("The same ").append(WORKERS).append(" worker JVMs x ").append(THREADS).append(" threads, resource and ")
-                .append("checker, with the fair lock (`acquireFair`) or the read/write lock (`acquireAll(keys, options, ")
-                .append("LockMode.READ | WRITE)`; ").append(Worker.READ_PERCENT).append(" % of the sections read: they ")
+                .append("checker, with the fair lock (`fairLock(key).acquire`) or the read/write lock (`acquireAll(keys, options, ")
+                .append("LockType.READ | WRITE)`; ").append(Worker.READ_PERCENT).append(" % of the sections read: they ")
                 .append("take the read side, read the resource as shared readers and write nothing; the others take the ")
                 .append("write side, read and write back plus one). Each kill is SIGKILL of one worker JVM, replaced by a ")
                 .append("new one, ").append(FAMILY_KILL_SPACING_MILLIS).append(" ms apart. The holder killed is the one that ")

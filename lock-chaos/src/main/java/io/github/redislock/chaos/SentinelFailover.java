@@ -14,7 +14,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import io.github.redislock.core.LockHandle;
-import io.github.redislock.core.LockMode;
+import io.github.redislock.core.LockType;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.MultiLockHandle;
@@ -172,9 +172,9 @@ final class SentinelFailover {
     private static Grant take(RedisLockTemplate locks, HandOver type, boolean waiter, LockOptions options) {
         return switch (type) {
             case EXCLUSIVE -> grant(locks.acquire(KEY, options));
-            case FAIR -> grant(locks.acquireFair(KEY, options));
-            case WRITE -> grant(locks.acquireAll(List.of(KEY), options, LockMode.WRITE));
-            case WRITE_TO_READ -> grant(locks.acquireAll(List.of(KEY), options, waiter ? LockMode.READ : LockMode.WRITE));
+            case FAIR -> grant(locks.fairLock(KEY).acquire(options));
+            case WRITE -> grant(locks.acquireAll(List.of(KEY), options, LockType.WRITE));
+            case WRITE_TO_READ -> grant(locks.acquireAll(List.of(KEY), options, waiter ? LockType.READ : LockType.WRITE));
             case SEMAPHORE -> {
                 PermitHandle permit = locks.semaphore(KEY, 1).acquire(options);
                 yield new Grant(permit.fencingToken(), permit::isHeld, permit::release);

@@ -12,7 +12,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockLostException;
 import io.github.redislock.core.LockLostListener;
-import io.github.redislock.core.LockMode;
+import io.github.redislock.core.LockType;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.MultiLockHandle;
@@ -29,7 +29,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 /**
  * A worker JVM: threads that take the lock, read the resource, sleep 5-30 ms, and write it back
  * plus one, until the end time. The lock is {@code engine} (the exclusive lock), {@code fair} (the fair lock,
- * {@code acquireFair}), {@code rw} (the read/write lock: 70 % of the sections take the read side and only read,
+ * {@code fairLock(key).acquire}), {@code rw} (the read/write lock: 70 % of the sections take the read side and only read,
  * the others take the write side and read, then write) or {@code broken}: a deliberately broken lock (GET, then
  * SET), for the checker's self-test.
  * <p>
@@ -145,14 +145,14 @@ public final class Worker {
                     try {
                         switch (lockType) {
                             case "broken" -> worker.brokenSection(name, redis);
-                            case "fair" -> worker.section(name, () -> locks.acquireFair(KEY, LockOptions.waitFor(WAIT)));
+                            case "fair" -> worker.section(name, () -> locks.fairLock(KEY).acquire(LockOptions.waitFor(WAIT)));
                             case "semaphore" -> worker.permitSection(name, semaphore);
                             case "rw" -> {
                                 if (ThreadLocalRandom.current().nextInt(100) < READ_PERCENT) {
                                     worker.readSection(name, locks);
                                 } else {
                                     worker.section(name, () -> asHandle(
-                                            locks.acquireAll(List.of(KEY), LockOptions.waitFor(WAIT), LockMode.WRITE)));
+                                            locks.acquireAll(List.of(KEY), LockOptions.waitFor(WAIT), LockType.WRITE)));
                                 }
                             }
                             default -> worker.section(name, redlock != null
@@ -240,7 +240,7 @@ public final class Worker {
     private void readSection(String name, RedisLockTemplate locks) {
         MultiLockHandle lock;
         try {
-            lock = locks.acquireAll(List.of(KEY), LockOptions.waitFor(WAIT), LockMode.READ);
+            lock = locks.acquireAll(List.of(KEY), LockOptions.waitFor(WAIT), LockType.READ);
         } catch (LockNotAcquiredException e) {
             System.out.println(name + " gave up reading: " + e.getMessage());
             return;

@@ -49,7 +49,7 @@ final class LockActivity implements Watchdog.Events {
      * @param acquisition the lock type's acquisition: a handle, or empty when another owner kept the lock
      * @return the handle, wrapped so its release is seen; empty when another owner kept the lock past the wait
      */
-    Optional<LockHandle> acquire(String name, String key, String type, Supplier<Optional<? extends LockHandle>> acquisition) {
+    Optional<LockHandle> acquire(String name, String key, LockType type, Supplier<Optional<? extends LockHandle>> acquisition) {
         LockEvent lock = new LockEvent(name == null ? LockObserver.UNNAMED : name, key, type);
         List<Acquisition> told = new ArrayList<>(observers.size());
         for (LockObserver observer : observers) {
@@ -156,7 +156,7 @@ final class LockActivity implements Watchdog.Events {
         if (entries != null && !entries.isEmpty()) {
             return entries.get(0).lock;
         }
-        return new LockEvent(LockObserver.UNNAMED, lease.key, "exclusive");
+        return new LockEvent(LockObserver.UNNAMED, lease.key, LockType.EXCLUSIVE);
     }
 
     private void ended(Held entry) {

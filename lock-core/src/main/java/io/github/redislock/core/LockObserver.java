@@ -65,9 +65,9 @@ public interface LockObserver {
      *
      * @param name the call's metric name ({@value LockObserver#UNNAMED} if it gave none)
      * @param key the lock's key
-     * @param type {@code exclusive}, {@code fair}, {@code read}, {@code write} or {@code semaphore}
+     * @param type the kind of lock
      */
-    record LockEvent(String name, String key, String type) {
+    record LockEvent(String name, String key, LockType type) {
     }
 
     /** What became of one renewal. */

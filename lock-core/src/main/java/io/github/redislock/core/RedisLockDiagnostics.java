@@ -56,7 +56,7 @@ public final class RedisLockDiagnostics {
      * listed); a nested acquisition of the same lock is an entry of its own.
      *
      * @param name the call's metric name ({@value LockObserver#UNNAMED} when it gave none)
-     * @param type {@code exclusive}, {@code fair}, {@code read}, {@code write} or {@code semaphore}
+     * @param type the kind of lock
      * @param leaseLeft how long the lease has left as this JVM counts it (before the safety margin); {@code null}
      *        when not known
      * @param renewing whether the watchdog renews it
@@ -66,18 +66,18 @@ public final class RedisLockDiagnostics {
      *        lets it go (its lease then ends at the same time, and {@code thread} is the thread that held it);
      *        {@code null} while its holder holds it
      */
-    public record HeldLock(String key, String name, String type, long fencingToken, Instant heldSince,
+    public record HeldLock(String key, String name, LockType type, long fencingToken, Instant heldSince,
             Duration leaseLeft, boolean renewing, String thread, Duration renewalOverdue, Instant heldUntil) {
 
         /** A lock its holder holds now. */
-        public HeldLock(String key, String name, String type, long fencingToken, Instant heldSince, Duration leaseLeft,
+        public HeldLock(String key, String name, LockType type, long fencingToken, Instant heldSince, Duration leaseLeft,
                 boolean renewing, String thread, Duration renewalOverdue) {
             this(key, name, type, fencingToken, heldSince, leaseLeft, renewing, thread, renewalOverdue, null);
         }
     }
 
     /** One acquisition waiting for its lock now, since when, on which thread. */
-    public record Waiter(String key, String name, String type, Instant since, String thread) {
+    public record Waiter(String key, String name, LockType type, Instant since, String thread) {
     }
 
     /**

@@ -31,7 +31,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * arguments and delegates: {@link ExclusiveLock} does the locking, on the {@link WaitLoop} every lock
  * type shares, with the Redis calls of {@link LockScripts} and the per-key queues of {@link LocalLocks}.
  */
-public final class RedisLockTemplate implements AutoCloseable {
+public final class RedisLockTemplate implements LockOperations {
 
     private final RedisLockConfig config;
     private final String clientId;
@@ -47,6 +47,10 @@ public final class RedisLockTemplate implements AutoCloseable {
     private final LockActivity activity = new LockActivity();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Executor asyncExecutor;
+    private final RedisLockView.Verbs exclusiveVerbs;
+    private final RedisLockView.Verbs fairVerbs;
+    private final RedisLockView.Verbs readVerbs;
+    private final RedisLockView.Verbs writeVerbs;
 
     public RedisLockTemplate(StringRedisTemplate redis) {
         this(redis, RedisLockConfig.defaults());
@@ -83,69 +87,61 @@ public final class RedisLockTemplate implements AutoCloseable {
                 semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.SEMAPHORE, key))).flatMap(s -> s),
                 activity);
         watchdog.setEvents(activity);
+        this.exclusiveVerbs = new RedisLockView.Verbs(this::tryExclusive, config.defaultWaitTime(), asyncExecutor);
+        this.fairVerbs = new RedisLockView.Verbs(this::tryFair, config.defaultWaitTime(), asyncExecutor);
+        this.readVerbs = new RedisLockView.Verbs((key, wait, options) -> tryReadWrite(key, LockType.READ, wait, options),
+                config.defaultWaitTime(), asyncExecutor);
+        this.writeVerbs = new RedisLockView.Verbs((key, wait, options) -> tryReadWrite(key, LockType.WRITE, wait, options),
+                config.defaultWaitTime(), asyncExecutor);
     }
 
     /**
-     * Acquires the lock, waiting up to the options' wait time.
+     * The exclusive lock of the key: reentrant, fenced, watchdog-leased, handed over in memory between threads of
+     * this JVM. {@code lock()} waits without bound and keeps waiting when interrupted; {@code newCondition()} is not
+     * supported.
      *
-     * @throws LockNotAcquiredException if it is still held by another owner after the wait time, or
-     *         Redis could not be reached within it (the Redis exception is the cause)
      * @throws IllegalArgumentException for a null, blank, over-long or control-character key
      */
-    public LockHandle acquire(String key, LockOptions options) {
-        Duration wait = waitTime(options);
-        return tryExclusive(validateKey(key), wait, options).orElseThrow(() -> new LockNotAcquiredException(key, wait));
+    @Override
+    public RedisLock lock(String key) {
+        return new RedisReentrantLock(exclusive, locks, validateKey(key), exclusiveVerbs);
     }
 
-    /** Acquires with the default wait time and the watchdog. */
-    public LockHandle acquire(String key) {
-        return acquire(key, LockOptions.defaults());
-    }
-
-    /**
-     * Like {@link #acquire}, but returns empty instead of throwing when another owner still holds the
-     * lock after the wait time. Redis failures still throw {@link LockNotAcquiredException}.
-     */
-    public Optional<LockHandle> tryAcquire(String key, LockOptions options) {
-        Duration wait = waitTime(options);
-        return tryExclusive(validateKey(key), wait, options);
-    }
-
-    /**
-     * Acquires every key or none: sorted and without duplicates, so two callers naming the same keys in any order
-     * never deadlock, all within one wait time (the options'), with the options' lease. When a key cannot be had,
-     * those already taken are released before this throws. The handle releases them in reverse order.
-     *
-     * @throws LockNotAcquiredException naming the key still held by another owner after the wait time, or one
-     *         Redis could not be reached for
-     * @throws IllegalArgumentException for no keys, or a null, blank, over-long or control-character key
-     */
+    @Override
     public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options) {
-        Duration wait = waitTime(options);
-        return MultiLock.acquire(exclusiveFor(options), MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+        return acquireAll(keys, options, LockType.EXCLUSIVE);
     }
 
-    /**
-     * Like {@link #acquireAll}, but returns empty instead of throwing when another owner still holds one of the
-     * keys after the wait time (nothing is held then). Redis failures still throw {@link LockNotAcquiredException}.
-     */
+    @Override
     public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options) {
-        Duration wait = waitTime(options);
-        return Optional.ofNullable(MultiLock.acquire(exclusiveFor(options), MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
+        return tryAcquireAll(keys, options, LockType.EXCLUSIVE);
     }
 
     /**
-     * Acquires the lock, runs {@code action}, and releases the lock, also when the action throws.
-     * If the lock was lost while the action ran, the release throws {@link LockLostException} (added as
-     * suppressed when the action threw too).
+     * Like {@link #acquireAll(Collection, LockOptions)}, with the exclusive lock or one side of each key's
+     * {@link #readWriteLock}. The handle's fencing tokens are the writer's own, or for {@link LockType#READ} the read
+     * epoch's: drawn when the first reader entered after nobody read, shared by the readers joining it, below any
+     * later writer's.
+     *
+     * @param type {@link LockType#EXCLUSIVE}, {@link LockType#READ} or {@link LockType#WRITE}
+     * @throws IllegalMonitorStateException for {@link LockType#WRITE} on a key whose read lock this thread holds
+     * @throws IllegalArgumentException for another type
      */
-    public <T, E extends Throwable> T execute(String key, LockOptions options, LockCallback<T, E> action) throws E {
-        return runAndRelease(acquire(key, options), action);
+    public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options, LockType type) {
+        Duration wait = waitTime(options);
+        return MultiLock.acquire(multiFor(options, type), MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
+    }
+
+    /** Like {@link #acquireAll(Collection, LockOptions, LockType)}, but empty when another owner kept a key past the wait. */
+    public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options, LockType type) {
+        Duration wait = waitTime(options);
+        return Optional.ofNullable(MultiLock.acquire(multiFor(options, type), MultiLock.sortedKeys(keys), wait,
+                options.leaseTime(), false));
     }
 
     /**
      * Runs {@code action} under {@code handle} and releases it, also when the action throws (a release failure is then
-     * added to the action's as suppressed). Shared with {@link RedlockTemplate#execute}.
+     * added to the action's as suppressed). Shared by every lock object's {@code execute}.
      */
     static <T, E extends Throwable> T runAndRelease(LockHandle handle, LockCallback<T, E> action) throws E {
         T result;
@@ -163,106 +159,32 @@ public final class RedisLockTemplate implements AutoCloseable {
         return result;
     }
 
-    /**
-     * Like {@link #execute}, for asynchronous work: acquires the lock without blocking the calling thread, then
-     * calls {@code action} and holds the lock until the stage it returns completes, normally, exceptionally or by
-     * cancellation, on whichever thread; then releases it. The lock is waited for and held by a holder thread of
-     * {@link #asyncExecutor()} (a virtual thread on Java 21+), so the acquisition's owner is that holder, not the
-     * caller: an async acquisition is not reentrant with locks the calling thread holds (it waits for them like any
-     * other owner). {@code action} runs on the holder thread once the lock is held.
-     *
-     * @return completes with the action's result after the lock was released; fails with
-     *         {@link LockNotAcquiredException} when the lock could not be had within the wait time, with the action's
-     *         failure, or with {@link LockLostException} when the lock was lost before the release. Cancelling it stops
-     *         the wait for the lock, or cancels the action's stage (when it is a {@code CompletableFuture}) and releases.
-     */
-    public <T> CompletableFuture<T> executeAsync(String key, LockOptions options, Supplier<? extends CompletionStage<T>> action) {
-        Objects.requireNonNull(action, "action");
-        Duration wait = waitTime(options);
-        String validKey = validateKey(key);
-        return AsyncHold.executeAsync(asyncExecutor, () -> tryExclusive(validKey, wait, options)
-                .orElseThrow(() -> new LockNotAcquiredException(validKey, wait)), action);
-    }
-
-    /**
-     * The threads that wait for and hold the locks of asynchronous work ({@link #executeAsync}, {@link AsyncHold}):
-     * one per asynchronous acquisition in flight; virtual threads on Java 21+, else at most
-     * {@link RedisLockConfig.AsyncHolders#maxHolders()} daemon threads, a call waiting for a free one up to
-     * {@link RedisLockConfig.AsyncHolders#holderWait()} (then its future or publisher fails with
-     * {@link java.util.concurrent.RejectedExecutionException}).
-     */
+    @Override
     public Executor asyncExecutor() {
         return asyncExecutor;
     }
 
     /**
-     * A {@link Lock} view of the key: reentrant, watchdog-leased. {@code lock()} waits without bound
-     * and keeps waiting when interrupted; {@code newCondition()} is not supported.
+     * The read/write lock of the key: many readers or one writer, across threads and JVMs; both sides reentrant per
+     * thread and watchdog-leased, each reader with a lease of its own (a crashed reader frees only its share). The
+     * writer may take the read lock and then release the write lock (downgrade); a reader asking for the write lock
+     * gets {@link IllegalMonitorStateException} at once (upgrading is not supported). A waiting writer keeps new
+     * readers out. A lock apart from {@link #lock(String)} of the same key. {@code holdAtLeast} is refused.
      */
-    public Lock lock(String key) {
-        return new RedisReentrantLock(exclusive, locks, validateKey(key));
+    public RedisReadWriteLock readWriteLock(String key) {
+        return new ReadWriteLockView(readWrite, validateKey(key), readVerbs, writeVerbs);
     }
 
     /**
-     * A {@link ReadWriteLock} view of the key: many readers or one writer, across threads and JVMs; both sides
-     * reentrant per thread and watchdog-leased, each reader with a lease of its own (a crashed reader frees only
-     * its share). The writer may take the read lock and then release the write lock (downgrade); a reader asking
-     * for the write lock gets {@link IllegalMonitorStateException} at once (upgrading is not supported). A waiting
-     * writer keeps new readers out. A lock apart from {@link #lock(String)} of the same key. {@code lock()} waits
-     * without bound and keeps waiting when interrupted; {@code newCondition()} is not supported.
+     * The fair lock of the key: threads get it in the order their requests reached Redis, across threads and JVMs,
+     * and a release hands it straight to the next waiter. Reentrant, fenced and watchdog-leased like {@link #lock};
+     * a waiter that died or gave up is skipped within a second. The fair lock uses the same Redis lock as
+     * {@link #lock} of the key, so they exclude each other, but only fair acquisitions queue: an exclusive one can
+     * take the key between fair holders. {@code tryLock()} never overtakes a queued waiter; {@code holdAtLeast} is
+     * refused.
      */
-    public ReadWriteLock readWriteLock(String key) {
-        return new RedisReadWriteLock(readWrite, validateKey(key));
-    }
-
-    /**
-     * Like {@link #acquireAll(Collection, LockOptions)}, with one side of each key's {@link #readWriteLock}. The
-     * handle's fencing tokens are the writer's own, or for {@link LockMode#READ} the read epoch's: drawn when the
-     * first reader entered after nobody read, shared by the readers joining it, below any later writer's.
-     *
-     * @throws IllegalMonitorStateException for {@link LockMode#WRITE} on a key whose read lock this thread holds
-     */
-    public MultiLockHandle acquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
-        Duration wait = waitTime(options);
-        Objects.requireNonNull(mode, "mode");
-        return MultiLock.acquire(readWriteFor(options, mode), MultiLock.sortedKeys(keys), wait, options.leaseTime(), true);
-    }
-
-    /** Like {@link #acquireAll(Collection, LockOptions, LockMode)}, but empty when another owner kept a key past the wait. */
-    public Optional<MultiLockHandle> tryAcquireAll(Collection<String> keys, LockOptions options, LockMode mode) {
-        Duration wait = waitTime(options);
-        Objects.requireNonNull(mode, "mode");
-        return Optional.ofNullable(MultiLock.acquire(readWriteFor(options, mode), MultiLock.sortedKeys(keys), wait, options.leaseTime(), false));
-    }
-
-    /**
-     * A fair {@link Lock} view of the key: threads get it in the order their requests reached Redis, across
-     * threads and JVMs, and a release hands it straight to the next waiter. Reentrant, fenced and watchdog-leased
-     * like {@link #lock}; a waiter that died or gave up is skipped within a second. The fair lock uses the same
-     * Redis lock as {@link #lock} and {@link #acquire} for the key, so they exclude each other, but only fair
-     * acquisitions queue: an exclusive one can take the key between fair holders. {@code tryLock()} never
-     * overtakes a queued waiter; {@code newCondition()} is not supported.
-     */
-    public Lock fairLock(String key) {
-        return new RedisFairLock(fair, validateKey(key));
-    }
-
-    /**
-     * Acquires the fair lock of {@link #fairLock}, waiting in line up to the options' wait time, with the options'
-     * lease (none: the watchdog's).
-     *
-     * @throws LockNotAcquiredException if the current thread's turn did not come within the wait time, or Redis
-     *         could not be reached within it
-     */
-    public LockHandle acquireFair(String key, LockOptions options) {
-        Duration wait = waitTime(options);
-        return tryFair(validateKey(key), wait, options).orElseThrow(() -> new LockNotAcquiredException(key, wait));
-    }
-
-    /** Like {@link #acquireFair}, but returns empty instead of throwing when the turn did not come in time. */
-    public Optional<LockHandle> tryAcquireFair(String key, LockOptions options) {
-        Duration wait = waitTime(options);
-        return tryFair(validateKey(key), wait, options);
+    public RedisLock fairLock(String key) {
+        return new RedisFairLock(fair, validateKey(key), fairVerbs);
     }
 
     /**
@@ -284,6 +206,7 @@ public final class RedisLockTemplate implements AutoCloseable {
      * Registers a listener told when a held lock is found lost. Listeners run on a thread of their own,
      * one notification after another: a slow one delays other listeners, never a renewal.
      */
+    @Override
     public void addLockLostListener(LockLostListener listener) {
         watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
     }
@@ -292,20 +215,24 @@ public final class RedisLockTemplate implements AutoCloseable {
      * Registers an observer told of every acquisition through this template's API (and so {@code @DistributedLock}),
      * release, loss and watchdog renewal: for metrics and tracing. The {@code Lock} views are not observed.
      */
+    @Override
     public void addObserver(LockObserver observer) {
         activity.addObserver(Objects.requireNonNull(observer, "observer"));
     }
 
+    @Override
     public RedisLockConfig config() {
         return config;
     }
 
     /** This client's random id (128 bits, hex); the Redis owner of a lock is this id plus the thread. */
+    @Override
     public String clientId() {
         return clientId;
     }
 
     /** What this client holds and does in this JVM now: local locks, renewals, the release subscription. */
+    @Override
     public RedisLockDiagnostics diagnostics() {
         return diagnostics;
     }
@@ -330,24 +257,35 @@ public final class RedisLockTemplate implements AutoCloseable {
     }
 
     private Optional<LockHandle> tryExclusive(String key, Duration wait, LockOptions options) {
-        return activity.acquire(options.name(), key, "exclusive",
+        return activity.acquire(options.name(), key, LockType.EXCLUSIVE,
                 () -> exclusive.tryAcquire(key, wait, options.leaseTime(), options.holdAtLeast()));
     }
 
-    private MultiLock.Acquisition exclusiveFor(LockOptions options) {
-        return (key, left, lease) -> activity.acquire(options.name(), key, "exclusive",
-                () -> exclusive.tryAcquire(key, left, lease, options.holdAtLeast()));
-    }
-
-    private MultiLock.Acquisition readWriteFor(LockOptions options, LockMode mode) {
-        refuseHoldAtLeast(options, mode == LockMode.READ ? "read" : "write");
-        return (key, left, lease) -> activity.acquire(options.name(), key, mode == LockMode.READ ? "read" : "write",
-                () -> readWrite.tryAcquire(key, mode, left, lease));
+    private Optional<LockHandle> tryReadWrite(String key, LockType type, Duration wait, LockOptions options) {
+        refuseHoldAtLeast(options, type.tag());
+        LockMode mode = type == LockType.READ ? LockMode.READ : LockMode.WRITE;
+        return activity.acquire(options.name(), key, type, () -> readWrite.tryAcquire(key, mode, wait, options.leaseTime()));
     }
 
     private Optional<LockHandle> tryFair(String key, Duration wait, LockOptions options) {
         refuseHoldAtLeast(options, "fair");
-        return activity.acquire(options.name(), key, "fair", () -> fair.tryAcquire(key, wait, options.leaseTime()));
+        return activity.acquire(options.name(), key, LockType.FAIR, () -> fair.tryAcquire(key, wait, options.leaseTime()));
+    }
+
+    private MultiLock.Acquisition multiFor(LockOptions options, LockType type) {
+        Objects.requireNonNull(type, "type");
+        return switch (type) {
+            case EXCLUSIVE -> (key, left, lease) -> activity.acquire(options.name(), key, type,
+                    () -> exclusive.tryAcquire(key, left, lease, options.holdAtLeast()));
+            case READ, WRITE -> {
+                refuseHoldAtLeast(options, type.tag());
+                LockMode mode = type == LockType.READ ? LockMode.READ : LockMode.WRITE;
+                yield (key, left, lease) -> activity.acquire(options.name(), key, type,
+                        () -> readWrite.tryAcquire(key, mode, left, lease));
+            }
+            default -> throw new IllegalArgumentException("acquireAll takes the exclusive, read or write lock, not "
+                    + type);
+        };
     }
 
     static void refuseHoldAtLeast(LockOptions options, String type) {

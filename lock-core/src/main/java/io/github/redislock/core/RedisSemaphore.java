@@ -39,7 +39,7 @@ public final class RedisSemaphore {
     private Optional<PermitHandle> observed(int permits, Duration wait, LockOptions options) {
         int checked = checkPermits(permits);
         RedisLockTemplate.refuseHoldAtLeast(options, "semaphore");
-        return activity.acquire(options.name(), key, "semaphore",
+        return activity.acquire(options.name(), key, LockType.SEMAPHORE,
                 () -> engine.tryAcquire(key, initialPermits, checked, wait, options.leaseTime())).map(PermitHandle.class::cast);
     }
 

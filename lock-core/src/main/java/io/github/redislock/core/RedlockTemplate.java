@@ -208,9 +208,11 @@ public final class RedlockTemplate implements AutoCloseable {
      * A {@link Lock} view of the key: reentrant, watchdog-leased. {@code lock()} waits without bound and keeps
      * waiting when interrupted; {@code newCondition()} is not supported.
      */
-    public Lock lock(String key) {
+    public RedisLock lock(String key) {
         String validated = validateKey(key);
-        return new RedisLockView() {
+        RedisLockView.Verbs verbs = new RedisLockView.Verbs((k, wait, options) -> tryAcquire(k, wait, options.leaseTime()),
+                config.defaultWaitTime(), Runnable::run);
+        return new RedisLockView(validated, LockType.EXCLUSIVE, verbs) {
 
             @Override
             boolean acquire(Duration wait, boolean interruptible) throws InterruptedException {

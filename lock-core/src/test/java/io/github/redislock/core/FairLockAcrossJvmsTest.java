@@ -121,7 +121,7 @@ class FairLockAcrossJvmsTest {
             for (int round = 0; round < rounds; round++) {
                 long roundStart = System.nanoTime();
                 // the gate keeps the lock taken until every thread of this round queued, all JVMs arriving at once
-                LockHandle gate = gatekeeper.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(10)));
+                LockHandle gate = gatekeeper.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(10)));
                 for (ChildJvm child : children) {
                     child.send("queue " + threadsPerJvm + " " + key);
                 }
@@ -186,14 +186,14 @@ class FairLockAcrossJvmsTest {
         List<ChildJvm> doomed = children.subList(0, 3);
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            LockHandle held = gatekeeper.acquireFair(key, LockOptions.tryOnce());
+            LockHandle held = gatekeeper.fairLock(key).acquire(LockOptions.tryOnce());
             for (int i = 0; i < doomed.size(); i++) {
                 doomed.get(i).send("queue 1 " + key);
                 int queued = i + 1;
                 awaitUntil(() -> queueLength(key) == queued, "waiter " + queued + " queued", 30);
             }
             Future<Long> next = pool.submit(() -> {
-                try (LockHandle handle = live.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                try (LockHandle handle = live.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
                     return System.nanoTime();
                 }
             });

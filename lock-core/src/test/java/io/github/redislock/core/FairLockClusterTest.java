@@ -37,7 +37,7 @@ class FairLockClusterTest {
         try {
             for (int k = 0; k < 12; k++) {
                 String key = "fair:" + k;
-                LockHandle gate = first.acquireFair(key, LockOptions.tryOnce());
+                LockHandle gate = first.fairLock(key).acquire(LockOptions.tryOnce());
                 mastersUsed.add(masterOf("redis-lock:{" + key + "}"));
                 List<Integer> acquired = Collections.synchronizedList(new ArrayList<>());
                 List<Long> tokens = Collections.synchronizedList(new ArrayList<>(List.of(gate.fencingToken())));
@@ -46,7 +46,7 @@ class FairLockClusterTest {
                     int waiter = i;
                     RedisLockTemplate template = i % 2 == 0 ? second : first;
                     futures.add(pool.submit(() -> {
-                        try (LockHandle handle = template.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                        try (LockHandle handle = template.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
                             acquired.add(waiter);
                             tokens.add(handle.fencingToken());
                         }

@@ -70,7 +70,7 @@ public final class FairLockJvm {
         for (int t = 0; t < 10; t++) {
             threads.add(new Thread(() -> {
                 for (int i = 0; i < 20; i++) {
-                    template.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(60))).release();
+                    template.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(60))).release();
                 }
             }));
         }
@@ -109,7 +109,7 @@ public final class FairLockJvm {
 
     /** Takes the fair lock of {@code key} once, holds it 50 ms, recorded as {@code W} ({@link HeldSections}). */
     private static void recordSection(RedisLockTemplate template, StringRedisTemplate redis, String key) {
-        try (LockHandle handle = template.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+        try (LockHandle handle = template.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
             HeldSections.hold(redis, key, "W", handle, () -> {
                 try {
                     Thread.sleep(50);
@@ -125,7 +125,7 @@ public final class FairLockJvm {
     }
 
     private static void holdOnce(RedisLockTemplate template, StringRedisTemplate redis, String key) {
-        try (LockHandle handle = template.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(60)))) {
+        try (LockHandle handle = template.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(60)))) {
             String owner = redis.opsForValue().get("redis-lock:{" + key + "}");
             redis.opsForList().rightPush("{" + key + "}:order", owner + " " + handle.fencingToken());
             String counter = "{" + key + "}:counter";

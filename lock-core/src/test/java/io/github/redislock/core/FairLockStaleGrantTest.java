@@ -69,13 +69,13 @@ class FairLockStaleGrantTest {
                 HoldBackProxy subscription = new HoldBackProxy(server.host(), server.port());
                 RedisLockTemplate waiter = new RedisLockTemplate(new StringRedisTemplate(
                         SubscriptionRouting.route(factory(commands), factory(subscription))), RedisLockConfig.defaults())) {
-            LockHandle gate = holder.acquireFair(key, LockOptions.tryOnce());
+            LockHandle gate = holder.fairLock(key).acquire(LockOptions.tryOnce());
             Future<String> first = pool.submit(() -> holdOnce(waiter));
             awaitQueueLength(1);
             Await.until(waiter::isListening, Duration.ofSeconds(10), "W to subscribe");
             CountDownLatch secondMayRelease = new CountDownLatch(1);
             Future<?> second = pool.submit(() -> {
-                try (LockHandle handle = behind.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                try (LockHandle handle = behind.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
                     HeldSections.hold(redis, key, "W2", handle, () -> await(secondMayRelease));
                 }
                 return null;
@@ -118,7 +118,7 @@ class FairLockStaleGrantTest {
                 assertThat(clientId).as("child JVM ready: %s", output).doesNotStartWith("ended");
                 Writer commands = new OutputStreamWriter(jvm.getOutputStream(), StandardCharsets.UTF_8);
 
-                LockHandle gate = holder.acquireFair(key, LockOptions.tryOnce());
+                LockHandle gate = holder.fairLock(key).acquire(LockOptions.tryOnce());
                 commands.write("section " + key + "\n");
                 commands.flush();
                 awaitQueueLength(1);
@@ -126,7 +126,7 @@ class FairLockStaleGrantTest {
                         "W to subscribe, through the proxy");
                 CountDownLatch secondMayRelease = new CountDownLatch(1);
                 Future<?> second = pool.submit(() -> {
-                    try (LockHandle handle = behind.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+                    try (LockHandle handle = behind.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
                         HeldSections.hold(redis, key, "W2", handle, () -> await(secondMayRelease));
                     }
                     return null;
@@ -190,7 +190,7 @@ class FairLockStaleGrantTest {
 
     /** W: takes the lock once, holds it for 50 ms; returns why it was lost, if it was. */
     private String holdOnce(RedisLockTemplate waiter) {
-        try (LockHandle handle = waiter.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+        try (LockHandle handle = waiter.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
             HeldSections.hold(redis, key, "W", handle, () -> sleep(50));
         } catch (LockLostException e) {
             return e.getMessage();

@@ -63,7 +63,7 @@ class FairLockTest {
         List<long[]> sections = Collections.synchronizedList(new ArrayList<>());
         List<Integer> arrivals = new ArrayList<>();
         for (int round = 0; round < rounds; round++) {
-            LockHandle gate = first.acquireFair(key, LockOptions.tryOnce());
+            LockHandle gate = first.fairLock(key).acquire(LockOptions.tryOnce());
             tokens.add(gate.fencingToken());
             List<Integer> roundArrivals = new ArrayList<>();
             for (int i = 0; i < waiters; i++) {
@@ -75,7 +75,7 @@ class FairLockTest {
                 int waiter = roundArrivals.get(n);
                 RedisLockTemplate template = templates.get(waiter % templates.size());
                 futures.add(pool.submit(() -> {
-                    try (LockHandle handle = template.acquireFair(key, THIRTY_SECONDS)) {
+                    try (LockHandle handle = template.fairLock(key).acquire(THIRTY_SECONDS)) {
                         long enter = System.nanoTime();
                         acquired.add(waiter);
                         tokens.add(handle.fencingToken());
@@ -102,10 +102,10 @@ class FairLockTest {
 
     @Test
     void aReleaseHandsTheLockToTheNextWaiterItselfWithTheNextFencingToken() throws Exception {
-        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = first.fairLock(key).acquire(LockOptions.tryOnce());
         CountDownLatch done = new CountDownLatch(1);
         Future<Long> waiter = pool.submit(() -> {
-            try (LockHandle handle = second.acquireFair(key, THIRTY_SECONDS)) {
+            try (LockHandle handle = second.fairLock(key).acquire(THIRTY_SECONDS)) {
                 done.await(10, TimeUnit.SECONDS);
                 return handle.fencingToken();
             }
@@ -123,10 +123,10 @@ class FairLockTest {
 
     @Test
     void theNextWaiterHoldsTheLockStraightFromTheHandOverMessageAndConfirmsItInTheBackground() throws Exception {
-        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = first.fairLock(key).acquire(LockOptions.tryOnce());
         CountDownLatch done = new CountDownLatch(1);
         Future<LockHandle> waiter = pool.submit(() -> {
-            LockHandle handle = second.acquireFair(key, THIRTY_SECONDS);
+            LockHandle handle = second.fairLock(key).acquire(THIRTY_SECONDS);
             try {
                 done.await(10, TimeUnit.SECONDS);
                 assertThat(handle.isHeld()).as("held past the hand-over's own lease").isTrue();
@@ -159,10 +159,10 @@ class FairLockTest {
 
     @Test
     void handOversInQuickSuccessionShareOneConfirmationSweepAndEachStillHeldIsConfirmedInTime() throws Exception {
-        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = first.fairLock(key).acquire(LockOptions.tryOnce());
         long[] firstHeldNanos = new long[1];
         Future<?> brief = pool.submit(() -> {
-            LockHandle handle = second.acquireFair(key, THIRTY_SECONDS);
+            LockHandle handle = second.fairLock(key).acquire(THIRTY_SECONDS);
             long acquiredAt = System.nanoTime();
             Thread.sleep(10); // releases before the confirmation sweep its grant scheduled comes round
             handle.release();
@@ -171,7 +171,7 @@ class FairLockTest {
         });
         awaitQueueLength(1);
         Future<Boolean> lasting = pool.submit(() -> {
-            try (LockHandle handle = second.acquireFair(key, THIRTY_SECONDS)) {
+            try (LockHandle handle = second.fairLock(key).acquire(THIRTY_SECONDS)) {
                 Thread.sleep(2 * FairLockScripts.GRANT_MILLIS); // well past the hand-over's own lease
                 return handle.isHeld();
             }
@@ -193,7 +193,7 @@ class FairLockTest {
 
     @Test
     void aHolderThatReleasesBeforeItsConfirmationIsDueNeverSendsOne() throws Exception {
-        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = first.fairLock(key).acquire(LockOptions.tryOnce());
         Lock lock = second.fairLock(key);
         long[] heldNanos = new long[1];
         Future<?> waiter = pool.submit(() -> {
@@ -220,19 +220,18 @@ class FairLockTest {
 
     @Test
     void threeDeadWaitersAndOneThatGaveUpCostTheNextLiveWaiterWellUnderASecond() throws Exception {
-        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = first.fairLock(key).acquire(LockOptions.tryOnce());
         RedisClients doomed = new RedisClients(server);
         for (int i = 0; i < 3; i++) {
             RedisLockTemplate dying = doomed.lockTemplate();
-            pool.submit(() -> dying.tryAcquireFair(key, LockOptions.waitFor(Duration.ofSeconds(3))));
+            pool.submit(() -> dying.fairLock(key).tryAcquire(LockOptions.waitFor(Duration.ofSeconds(3))));
             awaitQueueLength(i + 1);
         }
-        Future<Optional<LockHandle>> gaveUp = pool.submit(() -> second.tryAcquireFair(key,
-                LockOptions.waitFor(Duration.ofMillis(300))));
+        Future<Optional<LockHandle>> gaveUp = pool.submit(() -> second.fairLock(key).tryAcquire(LockOptions.waitFor(Duration.ofMillis(300))));
         awaitQueueLength(4);
         long[] acquiredAt = new long[1];
         Future<?> live = pool.submit(() -> {
-            try (LockHandle handle = third.acquireFair(key, THIRTY_SECONDS)) {
+            try (LockHandle handle = third.fairLock(key).acquire(THIRTY_SECONDS)) {
                 acquiredAt[0] = System.nanoTime();
             }
             return null;
@@ -263,17 +262,17 @@ class FairLockTest {
 
     @Test
     void aFairLockAndTheExclusiveLockOfTheSameKeyExcludeEachOther() throws Exception {
-        try (LockHandle fair = first.acquireFair(key, LockOptions.tryOnce())) {
+        try (LockHandle fair = first.fairLock(key).acquire(LockOptions.tryOnce())) {
             assertThat(second.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
         }
         try (LockHandle exclusive = first.acquire(key, LockOptions.tryOnce())) {
-            assertThat(second.tryAcquireFair(key, LockOptions.tryOnce())).isEmpty();
+            assertThat(second.fairLock(key).tryAcquire(LockOptions.tryOnce())).isEmpty();
         }
     }
 
     @Test
     void aFairReleaseWakesAClientWaitingForTheExclusiveLockOfTheSameKey() throws Exception {
-        LockHandle fair = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle fair = first.fairLock(key).acquire(LockOptions.tryOnce());
         long[] acquiredAt = new long[1];
         Future<?> exclusive = pool.submit(() -> {
             try (LockHandle handle = second.acquire(key, LockOptions.waitFor(Duration.ofSeconds(20)))) {
@@ -294,15 +293,15 @@ class FairLockTest {
     @Test
     void theWatchdogKeepsAFairLockPastItsLeaseAndACrashedHoldersLeaseFreesIt() throws Exception {
         RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(1)));
-        try (LockHandle renewed = shortLease.acquireFair(key, LockOptions.tryOnce())) {
+        try (LockHandle renewed = shortLease.fairLock(key).acquire(LockOptions.tryOnce())) {
             Thread.sleep(2500);
             assertThat(renewed.isHeld()).isTrue();
-            assertThat(second.tryAcquireFair(key, LockOptions.tryOnce())).isEmpty();
+            assertThat(second.fairLock(key).tryAcquire(LockOptions.tryOnce())).isEmpty();
         }
         RedisClients crashing = new RedisClients(server);
-        crashing.lockTemplate().acquireFair(key, LockOptions.tryOnce().withLease(Duration.ofMillis(500)));
+        crashing.lockTemplate().fairLock(key).acquire(LockOptions.tryOnce().withLease(Duration.ofMillis(500)));
         crashing.close(); // never released
-        try (LockHandle next = second.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(5)))) {
+        try (LockHandle next = second.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(5)))) {
             assertThat(next.isHeld()).isTrue();
         }
     }
@@ -321,10 +320,10 @@ class FairLockTest {
         List<String> told = Collections.synchronizedList(new ArrayList<>());
         waiting.addLockLostListener((lock, reason) -> told.add(lock.key() + " " + lock.fencingToken() + ": " + reason));
 
-        LockHandle held = handingOver.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = handingOver.fairLock(key).acquire(LockOptions.tryOnce());
         CountDownLatch toldOnce = new CountDownLatch(1);
         Future<long[]> waiter = pool.submit(() -> {
-            LockHandle handle = waiting.acquireFair(key, THIRTY_SECONDS);
+            LockHandle handle = waiting.fairLock(key).acquire(THIRTY_SECONDS);
             toldOnce.await(10, TimeUnit.SECONDS);
             boolean heldAfterLoss = handle.isHeld();
             assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class).hasMessageContaining(key)
@@ -392,13 +391,13 @@ class FairLockTest {
 
     @Test
     void tryLockDoesNotOvertakeAQueuedWaiterAndAWaiterThatTimesOutLeavesNoEntry() throws Exception {
-        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = first.fairLock(key).acquire(LockOptions.tryOnce());
         Future<?> waiter = pool.submit(() -> {
-            second.acquireFair(key, THIRTY_SECONDS).release();
+            second.fairLock(key).acquire(THIRTY_SECONDS).release();
             return null;
         });
         awaitQueueLength(1);
-        assertThat(third.tryAcquireFair(key, LockOptions.waitFor(Duration.ofMillis(200)))).isEmpty();
+        assertThat(third.fairLock(key).tryAcquire(LockOptions.waitFor(Duration.ofMillis(200)))).isEmpty();
         assertThat(queueLength()).isEqualTo(1);
         held.release();
         waiter.get(5, TimeUnit.SECONDS);

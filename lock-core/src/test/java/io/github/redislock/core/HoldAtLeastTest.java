@@ -124,9 +124,9 @@ class HoldAtLeastTest {
         assertThatThrownBy(() -> LockOptions.tryOnce().withHoldAtLeast(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holdAtLeast must be positive");
         LockOptions held = LockOptions.tryOnce().withHoldAtLeast(Duration.ofSeconds(1));
-        assertThatThrownBy(() -> template.acquireFair("hold:fair", held)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> template.fairLock("hold:fair").acquire(held)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("holdAtLeast is supported by the exclusive lock only, not by the fair lock");
-        assertThatThrownBy(() -> template.acquireAll(List.of("hold:rw"), held, LockMode.READ))
+        assertThatThrownBy(() -> template.acquireAll(List.of("hold:rw"), held, LockType.READ))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not by the read lock");
         assertThatThrownBy(() -> template.semaphore("hold:sem", 2).acquire(held))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not by the semaphore lock");

@@ -61,7 +61,7 @@ abstract class LockFamilyContract {
         redis.opsForValue().set(counter, "0");
         List<Section> sections = Collections.synchronizedList(new ArrayList<>());
         Concurrently.run(8, 10, thread -> {
-            try (LockHandle handle = client(thread).acquireFair(key, THIRTY_SECONDS)) {
+            try (LockHandle handle = client(thread).fairLock(key).acquire(THIRTY_SECONDS)) {
                 long enter = System.nanoTime();
                 incrementNonAtomically(counter);
                 sections.add(new Section(enter, System.nanoTime(), handle.fencingToken(), true));
@@ -80,7 +80,7 @@ abstract class LockFamilyContract {
         Concurrently.run(8, 10, thread -> {
             boolean write = ThreadLocalRandom.current().nextInt(3) == 0;
             try (MultiLockHandle handle = client(thread).acquireAll(List.of(key), THIRTY_SECONDS,
-                    write ? LockMode.WRITE : LockMode.READ)) {
+                    write ? LockType.WRITE : LockType.READ)) {
                 long enter = System.nanoTime();
                 if (write) {
                     incrementNonAtomically(counter);
@@ -114,12 +114,12 @@ abstract class LockFamilyContract {
     @Test
     void readersOfTwoClientsAreInsideTogetherAndAreWokenTogetherWhenTheWriterLeaves() throws Exception {
         String key = "rw-shared";
-        MultiLockHandle writing = first.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.WRITE);
+        MultiLockHandle writing = first.acquireAll(List.of(key), LockOptions.tryOnce(), LockType.WRITE);
         CountDownLatch bothInside = new CountDownLatch(2);
         List<Future<Long>> readers = new ArrayList<>();
         for (RedisLockTemplate client : List.of(second, third)) {
             readers.add(pool.submit(() -> {
-                try (MultiLockHandle reading = client.acquireAll(List.of(key), THIRTY_SECONDS, LockMode.READ)) {
+                try (MultiLockHandle reading = client.acquireAll(List.of(key), THIRTY_SECONDS, LockType.READ)) {
                     bothInside.countDown();
                     // returns only while the other client's reader is inside too
                     assertThat(bothInside.await(10, TimeUnit.SECONDS)).as("the other reader came in").isTrue();
@@ -174,9 +174,9 @@ abstract class LockFamilyContract {
     @Test
     void aFairWaiterOnTheOtherClientIsHandedTheLockByTheReleaseWithAHigherToken() throws Exception {
         String key = "fair-wake";
-        LockHandle held = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle held = first.fairLock(key).acquire(LockOptions.tryOnce());
         Future<long[]> waiter = pool.submit(() -> {
-            try (LockHandle handle = second.acquireFair(key, THIRTY_SECONDS)) {
+            try (LockHandle handle = second.fairLock(key).acquire(THIRTY_SECONDS)) {
                 return new long[] {System.nanoTime(), handle.fencingToken()};
             }
         });

@@ -30,8 +30,8 @@ class LockFamilySentinelTest extends LockFamilyContract {
     void afterTheMasterDiesFairAndReadWriteLocksAreTakenOnThePromotedReplicaWithHigherTokens() throws Exception {
         long fairBefore;
         long writeBefore;
-        try (LockHandle fair = first.acquireFair("fair-failover", LockOptions.tryOnce());
-                MultiLockHandle write = first.acquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockMode.WRITE)) {
+        try (LockHandle fair = first.fairLock("fair-failover").acquire(LockOptions.tryOnce());
+                MultiLockHandle write = first.acquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockType.WRITE)) {
             fairBefore = fair.fencingToken();
             writeBefore = write.fencingToken("rw-failover");
         }
@@ -39,7 +39,7 @@ class LockFamilySentinelTest extends LockFamilyContract {
         long killedAt = System.nanoTime();
         sentinel.master().kill();
 
-        LockHandle fair = retryUntilFailedOver(() -> second.acquireFair("fair-failover", LockOptions.waitFor(Duration.ofSeconds(1))));
+        LockHandle fair = retryUntilFailedOver(() -> second.fairLock("fair-failover").acquire(LockOptions.waitFor(Duration.ofSeconds(1))));
         System.out.println("Sentinel failover: fair lock acquired again "
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt) + " ms after the master was killed");
         assertThat(sentinel.currentMasterPort()).isNotEqualTo(oldMaster).isEqualTo(sentinel.replica().port());
@@ -47,7 +47,7 @@ class LockFamilySentinelTest extends LockFamilyContract {
         assertThat(sentinel.replica().command("EXISTS", "redis-lock:{fair-failover}")).isEqualTo("1");
         // a waiter on the other client queues on the new master and is handed the lock by the release
         Future<Long> waiter = pool.submit(() -> {
-            try (LockHandle next = first.acquireFair("fair-failover", THIRTY_SECONDS)) {
+            try (LockHandle next = first.fairLock("fair-failover").acquire(THIRTY_SECONDS)) {
                 return next.fencingToken();
             }
         });
@@ -57,12 +57,12 @@ class LockFamilySentinelTest extends LockFamilyContract {
         assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(fair.fencingToken());
 
         try (MultiLockHandle write = retryUntilFailedOver(() -> second.acquireAll(List.of("rw-failover"),
-                LockOptions.waitFor(Duration.ofSeconds(1)), LockMode.WRITE))) {
+                LockOptions.waitFor(Duration.ofSeconds(1)), LockType.WRITE))) {
             assertThat(write.fencingToken("rw-failover")).isGreaterThan(writeBefore);
-            assertThat(first.tryAcquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockMode.READ)).isEmpty();
+            assertThat(first.tryAcquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockType.READ)).isEmpty();
         }
-        try (MultiLockHandle reading = first.acquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockMode.READ);
-                MultiLockHandle alsoReading = second.acquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockMode.READ)) {
+        try (MultiLockHandle reading = first.acquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockType.READ);
+                MultiLockHandle alsoReading = second.acquireAll(List.of("rw-failover"), LockOptions.tryOnce(), LockType.READ)) {
             assertThat(sentinel.replica().command("ZCARD", "redis-lock:{rw-failover}:rw:readers")).isEqualTo("2");
             assertThat(reading.fencingToken("rw-failover")).isGreaterThan(writeBefore);
         }

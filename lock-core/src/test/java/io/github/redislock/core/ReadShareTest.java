@@ -64,7 +64,7 @@ class ReadShareTest {
         for (int t = 0; t < threads; t++) {
             readers.add(pool.submit(() -> {
                 try (MultiLockHandle read = first.acquireAll(List.of(key), LockOptions.waitFor(Duration.ofSeconds(10)),
-                        LockMode.READ)) {
+                        LockType.READ)) {
                     tokens.add(read.fencingToken(key));
                     allIn.countDown();
                     leave.await();
@@ -77,7 +77,7 @@ class ReadShareTest {
         assertThat(tokens).hasSize(threads).containsOnly(tokens.get(0));
 
         // another client reads in the same epoch with an entry of its own
-        try (MultiLockHandle other = second.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.READ)) {
+        try (MultiLockHandle other = second.acquireAll(List.of(key), LockOptions.tryOnce(), LockType.READ)) {
             assertThat(readerEntries()).isEqualTo(2);
             assertThat(other.fencingToken(key)).isEqualTo(tokens.get(0));
         }
@@ -179,7 +179,7 @@ class ReadShareTest {
     @Test
     void noWriterOverlapsAnyReaderOrWriterOfSixThreadsInEachOfTwoClientsWhileReadersOverlap() throws Exception {
         List<RedisLockTemplate> templates = List.of(first, second);
-        List<ReadWriteLock> locks = IntStream.range(0, 12).mapToObj(t -> templates.get(t % 2).readWriteLock(key)).toList();
+        List<ReadWriteLock> locks = IntStream.range(0, 12).<ReadWriteLock>mapToObj(t -> templates.get(t % 2).readWriteLock(key)).toList();
         List<ReadWriteSections.Section> sections = ReadWriteSections.run(locks, 25, 5);
         assertThat(sections).hasSize(300);
         ReadWriteSections.assertNoSectionOverlapsAWriter(sections);

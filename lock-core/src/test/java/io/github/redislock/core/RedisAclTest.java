@@ -119,7 +119,7 @@ class RedisAclTest {
             assertThat(handle.isHeld()).isTrue();
             assertThat(replica.command("GET", "redis-lock:{acl-ack}")).as("on the replica already").isNotNull();
         }
-        try (LockHandle fair = locks.acquireFair("acl-ack-fair", LockOptions.tryOnce());
+        try (LockHandle fair = locks.fairLock("acl-ack-fair").acquire(LockOptions.tryOnce());
                 PermitHandle permit = locks.semaphore("acl-ack-semaphore", 2).acquire(LockOptions.tryOnce())) {
             assertThat(fair.isHeld()).isTrue();
             assertThat(permit.isHeld()).isTrue();
@@ -134,8 +134,8 @@ class RedisAclTest {
         AutoCloseable acquire(RedisLockTemplate locks, String key, LockOptions options) {
             return switch (this) {
                 case EXCLUSIVE -> locks.acquire(key, options);
-                case FAIR -> locks.acquireFair(key, options);
-                case READ_WRITE -> locks.acquireAll(List.of(key), options, LockMode.WRITE);
+                case FAIR -> locks.fairLock(key).acquire(options);
+                case READ_WRITE -> locks.acquireAll(List.of(key), options, LockType.WRITE);
                 case SEMAPHORE -> locks.semaphore(key, 1).acquire(options);
             };
         }

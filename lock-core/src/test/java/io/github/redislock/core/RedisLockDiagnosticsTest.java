@@ -41,9 +41,9 @@ class RedisLockDiagnosticsTest {
         RedisLockDiagnostics diagnostics = template.diagnostics();
         LockHandle exclusive = template.acquire(key + ":exclusive", LockOptions.tryOnce());
         LockHandle fixedLease = template.acquire(key + ":fixed", LockOptions.tryOnce().withLease(Duration.ofSeconds(30)));
-        LockHandle fair = template.acquireFair(key + ":fair", LockOptions.tryOnce());
-        MultiLockHandle read = template.acquireAll(List.of(key + ":read"), LockOptions.tryOnce(), LockMode.READ);
-        MultiLockHandle write = template.acquireAll(List.of(key + ":write"), LockOptions.tryOnce(), LockMode.WRITE);
+        LockHandle fair = template.fairLock(key + ":fair").acquire(LockOptions.tryOnce());
+        MultiLockHandle read = template.acquireAll(List.of(key + ":read"), LockOptions.tryOnce(), LockType.READ);
+        MultiLockHandle write = template.acquireAll(List.of(key + ":write"), LockOptions.tryOnce(), LockType.WRITE);
         PermitHandle permits = template.semaphore(key + ":semaphore", 3).acquire(2, LockOptions.tryOnce());
         LockHandle nested = template.acquire(key + ":exclusive", LockOptions.tryOnce()); // shares the outer holding
 
@@ -73,8 +73,8 @@ class RedisLockDiagnosticsTest {
     @Test
     void aThreadThatDowngradesHoldsTwoHoldingsOfOneReadWriteLock() {
         RedisLockDiagnostics diagnostics = template.diagnostics();
-        MultiLockHandle write = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.WRITE);
-        MultiLockHandle read = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.READ);
+        MultiLockHandle write = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockType.WRITE);
+        MultiLockHandle read = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockType.READ);
 
         assertThat(diagnostics.heldLockCount()).isEqualTo(2);
         assertThat(diagnostics.localLockCount()).as("one read/write lock").isEqualTo(1);
@@ -89,13 +89,13 @@ class RedisLockDiagnosticsTest {
     @Test
     void countsLocksOfEveryTypeThatThreadsWaitForAndNothingOnceTheyHadThem() throws Exception {
         LockHandle exclusive = other.acquire(key + ":exclusive", LockOptions.tryOnce());
-        LockHandle fair = other.acquireFair(key + ":fair", LockOptions.tryOnce());
-        MultiLockHandle write = other.acquireAll(List.of(key + ":rw"), LockOptions.tryOnce(), LockMode.WRITE);
+        LockHandle fair = other.fairLock(key + ":fair").acquire(LockOptions.tryOnce());
+        MultiLockHandle write = other.acquireAll(List.of(key + ":rw"), LockOptions.tryOnce(), LockType.WRITE);
         PermitHandle permit = other.semaphore(key + ":semaphore", 1).acquire(LockOptions.tryOnce());
         List<Future<?>> waiters = new ArrayList<>();
         waiters.add(threads.submit(() -> template.acquire(key + ":exclusive", WAIT_30S).release()));
-        waiters.add(threads.submit(() -> template.acquireFair(key + ":fair", WAIT_30S).release()));
-        waiters.add(threads.submit(() -> template.acquireAll(List.of(key + ":rw"), WAIT_30S, LockMode.READ).release()));
+        waiters.add(threads.submit(() -> template.fairLock(key + ":fair").acquire(WAIT_30S).release()));
+        waiters.add(threads.submit(() -> template.acquireAll(List.of(key + ":rw"), WAIT_30S, LockType.READ).release()));
         waiters.add(threads.submit(() -> template.semaphore(key + ":semaphore", 1).acquire(WAIT_30S).release()));
 
         RedisLockDiagnostics diagnostics = template.diagnostics();

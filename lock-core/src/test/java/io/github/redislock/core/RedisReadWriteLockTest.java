@@ -79,7 +79,7 @@ class RedisReadWriteLockTest {
     @Test
     void noWriterOverlapsAnyReaderOrWriterOfTwelveThreadsOverThreeClients() throws Exception {
         List<RedisLockTemplate> templates = List.of(first, second, third);
-        List<ReadWriteLock> locks = IntStream.range(0, 12).mapToObj(t -> templates.get(t % 3).readWriteLock(key)).toList();
+        List<ReadWriteLock> locks = IntStream.range(0, 12).<ReadWriteLock>mapToObj(t -> templates.get(t % 3).readWriteLock(key)).toList();
         List<ReadWriteSections.Section> sections = ReadWriteSections.run(locks, 20, 4);
         assertThat(sections).hasSize(240);
         ReadWriteSections.assertNoSectionOverlapsAWriter(sections);
@@ -229,21 +229,21 @@ class RedisReadWriteLockTest {
     void writeTokensRiseAndReadersShareTheTokenOfTheirReadEpoch() throws Exception {
         LockOptions once = LockOptions.tryOnce();
         long firstWrite;
-        try (MultiLockHandle w = first.acquireAll(List.of(key), once, LockMode.WRITE)) {
+        try (MultiLockHandle w = first.acquireAll(List.of(key), once, LockType.WRITE)) {
             firstWrite = w.fencingToken(key);
         }
         long readToken;
-        try (MultiLockHandle r1 = first.acquireAll(List.of(key), once, LockMode.READ)) {
+        try (MultiLockHandle r1 = first.acquireAll(List.of(key), once, LockType.READ)) {
             readToken = r1.fencingToken(key);
             long joined = actor(second).call(() -> {
-                try (MultiLockHandle r2 = second.acquireAll(List.of(key), once, LockMode.READ)) {
+                try (MultiLockHandle r2 = second.acquireAll(List.of(key), once, LockType.READ)) {
                     return r2.fencingToken(key);
                 }
             });
             assertThat(joined).isEqualTo(readToken);
         }
         long secondWrite;
-        try (MultiLockHandle w = second.acquireAll(List.of(key), once, LockMode.WRITE)) {
+        try (MultiLockHandle w = second.acquireAll(List.of(key), once, LockType.WRITE)) {
             secondWrite = w.fencingToken(key);
         }
         assertThat(readToken).isGreaterThan(firstWrite);

@@ -28,13 +28,13 @@ class RedisSentinelReadWriteLockTest {
         List<String> key = List.of("catalog:1");
         ExecutorService writerThread = Executors.newSingleThreadExecutor();
         try {
-            MultiLockHandle reading = first.acquireAll(key, LockOptions.tryOnce(), LockMode.READ);
-            MultiLockHandle alsoReading = writerThread.submit(() -> second.acquireAll(key, LockOptions.tryOnce(), LockMode.READ))
+            MultiLockHandle reading = first.acquireAll(key, LockOptions.tryOnce(), LockType.READ);
+            MultiLockHandle alsoReading = writerThread.submit(() -> second.acquireAll(key, LockOptions.tryOnce(), LockType.READ))
                     .get(10, TimeUnit.SECONDS);
             assertThat(sentinel.master().command("ZCARD", "redis-lock:{catalog:1}:rw:readers")).isEqualTo("2");
             writerThread.submit(alsoReading::release).get(10, TimeUnit.SECONDS);
             Future<Long> writing = writerThread.submit(() -> {
-                try (MultiLockHandle w = second.acquireAll(key, LockOptions.waitFor(Duration.ofSeconds(10)), LockMode.WRITE)) {
+                try (MultiLockHandle w = second.acquireAll(key, LockOptions.waitFor(Duration.ofSeconds(10)), LockType.WRITE)) {
                     return w.fencingToken("catalog:1");
                 }
             });

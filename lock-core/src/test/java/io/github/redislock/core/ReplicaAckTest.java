@@ -135,11 +135,11 @@ class ReplicaAckTest {
     void everyLockTypeTakesBackAnAcquisitionTheReplicaDidNotAcknowledge() {
         RedisLockTemplate locks = acknowledged(Duration.ofMillis(100));
         sentinel.replica().pause();
-        assertThatThrownBy(() -> locks.acquireFair("ack:fair", LockOptions.tryOnce()))
+        assertThatThrownBy(() -> locks.fairLock("ack:fair").acquire(LockOptions.tryOnce()))
                 .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("acknowledged by 0 of 1");
-        assertThatThrownBy(() -> locks.acquireAll(List.of("ack:write"), LockOptions.tryOnce(), LockMode.WRITE))
+        assertThatThrownBy(() -> locks.acquireAll(List.of("ack:write"), LockOptions.tryOnce(), LockType.WRITE))
                 .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("acknowledged by 0 of 1");
-        assertThatThrownBy(() -> locks.acquireAll(List.of("ack:read"), LockOptions.tryOnce(), LockMode.READ))
+        assertThatThrownBy(() -> locks.acquireAll(List.of("ack:read"), LockOptions.tryOnce(), LockType.READ))
                 .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("acknowledged by 0 of 1");
         assertThatThrownBy(() -> locks.semaphore("ack:permits", 2).acquire(LockOptions.tryOnce()))
                 .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("acknowledged by 0 of 1");
@@ -150,9 +150,9 @@ class ReplicaAckTest {
         sentinel.replica().resume();
         sentinel.awaitReplicaInSync();
         RedisLockTemplate patient = acknowledged(Duration.ofSeconds(2)); // a live replica may take over 100ms on a loaded machine
-        try (LockHandle fair = patient.acquireFair("ack:fair", LockOptions.tryOnce());
-                MultiLockHandle write = patient.acquireAll(List.of("ack:write"), LockOptions.tryOnce(), LockMode.WRITE);
-                MultiLockHandle read = patient.acquireAll(List.of("ack:read"), LockOptions.tryOnce(), LockMode.READ)) {
+        try (LockHandle fair = patient.fairLock("ack:fair").acquire(LockOptions.tryOnce());
+                MultiLockHandle write = patient.acquireAll(List.of("ack:write"), LockOptions.tryOnce(), LockType.WRITE);
+                MultiLockHandle read = patient.acquireAll(List.of("ack:read"), LockOptions.tryOnce(), LockType.READ)) {
             assertThat(fair.isHeld()).isTrue();
             assertThat(write.isHeld()).isTrue();
             assertThat(read.isHeld()).isTrue();
@@ -204,14 +204,14 @@ class ReplicaAckTest {
     void withTheReplicaCutOffNoLockTypeHandsOverToAWaitingThreadOfTheSameClient() throws Exception {
         RedisLockTemplate locks = acknowledged(Duration.ofMillis(100));
         Map<String, List<Function<LockOptions, Held>>> types = new LinkedHashMap<>();
-        Function<LockOptions, Held> write = o -> held(locks.acquireAll(List.of("ack:hand-over:write"), o, LockMode.WRITE));
+        Function<LockOptions, Held> write = o -> held(locks.acquireAll(List.of("ack:hand-over:write"), o, LockType.WRITE));
         types.put("exclusive", List.of(o -> held(locks.acquire("ack:hand-over:exclusive", o)),
                 o -> held(locks.acquire("ack:hand-over:exclusive", o))));
-        types.put("fair", List.of(o -> held(locks.acquireFair("ack:hand-over:fair", o)),
-                o -> held(locks.acquireFair("ack:hand-over:fair", o))));
+        types.put("fair", List.of(o -> held(locks.fairLock("ack:hand-over:fair").acquire(o)),
+                o -> held(locks.fairLock("ack:hand-over:fair").acquire(o))));
         types.put("write to write", List.of(write, write));
         types.put("write to read", List.of(write,
-                o -> held(locks.acquireAll(List.of("ack:hand-over:write"), o, LockMode.READ))));
+                o -> held(locks.acquireAll(List.of("ack:hand-over:write"), o, LockType.READ))));
         ExecutorService holder = Executors.newSingleThreadExecutor();
         try {
             for (Map.Entry<String, List<Function<LockOptions, Held>>> type : types.entrySet()) {

@@ -51,17 +51,17 @@ class SlowSubscriptionTest {
     void aFairWaiterKeepsItsPlaceInTheQueueWhileItsSubscriptionIsNotUpYet() throws Exception {
         String key = "slow-fair";
         RedisLockTemplate slow = slowlySubscribingClient();
-        LockHandle gate = first.acquireFair(key, LockOptions.tryOnce());
+        LockHandle gate = first.fairLock(key).acquire(LockOptions.tryOnce());
         List<String> served = Collections.synchronizedList(new ArrayList<>());
         Future<?> early = pool.submit(() -> {
-            try (LockHandle handle = slow.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+            try (LockHandle handle = slow.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
                 served.add("slowly subscribing, queued first");
             }
             return null;
         });
         FairLockTestSupport.awaitQueueLength(redis, key, 1);
         Future<?> late = pool.submit(() -> {
-            try (LockHandle handle = second.acquireFair(key, LockOptions.waitFor(Duration.ofSeconds(30)))) {
+            try (LockHandle handle = second.fairLock(key).acquire(LockOptions.waitFor(Duration.ofSeconds(30)))) {
                 served.add("queued second");
             }
             return null;

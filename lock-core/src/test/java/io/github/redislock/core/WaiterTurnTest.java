@@ -208,7 +208,7 @@ class WaiterTurnTest {
 
     @Test
     void aLiveExclusiveWaiterBehindDeadClientsGetsTheKeySoonAfterAFairReleaseFreesIt() throws Exception {
-        LockHandle held = holder.acquireFair(key, LockOptions.waitFor(LONG_WAIT));
+        LockHandle held = holder.fairLock(key).acquire(LockOptions.waitFor(LONG_WAIT));
         try {
             // more clients than a fair release wakes registered as waiting for the exclusive lock on the key, then died
             int dead = FairLockScripts.EXCLUSIVE_CLIENTS_WOKEN + 1;

@@ -75,7 +75,7 @@ class WatchdogAtScaleTest {
         List<Holding> handles = new ArrayList<>(2 * count);
         for (int i = 0; i < count; i++) {
             String readKey = "at-scale-read:" + i;
-            MultiLockHandle read = template.acquireAll(List.of(readKey), LockOptions.tryOnce(), LockMode.READ);
+            MultiLockHandle read = template.acquireAll(List.of(readKey), LockOptions.tryOnce(), LockType.READ);
             handles.add(new Holding(readKey, read::isHeld, read::release));
             PermitHandle permits = template.semaphore("at-scale-permits:" + i, 2).acquire(LockOptions.tryOnce());
             handles.add(new Holding(permits.key(), permits::isHeld, permits::release));

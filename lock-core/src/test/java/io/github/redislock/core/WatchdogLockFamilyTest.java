@@ -53,21 +53,21 @@ class WatchdogLockFamilyTest {
         READ(LockScripts.RW_READ_RENEW_MANY, ":rw:readers", LockScripts.RW_RELEASE, ":rw:writer", "read", ":rw:readers") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
-                MultiLockHandle handle = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.READ);
+                MultiLockHandle handle = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockType.READ);
                 return new Held(handle.fencingToken(key), handle::isHeld, handle::release);
             }
         },
         WRITE(LockScripts.RENEW_MANY, ":rw:writer", LockScripts.RW_RELEASE, ":rw:writer", "write", ":rw:writer") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
-                MultiLockHandle handle = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockMode.WRITE);
+                MultiLockHandle handle = template.acquireAll(List.of(key), LockOptions.tryOnce(), LockType.WRITE);
                 return new Held(handle.fencingToken(key), handle::isHeld, handle::release);
             }
         },
         FAIR(LockScripts.RENEW_MANY, "", FairLockScripts.FAIR_RELEASE, "", null, "") {
             @Override
             Held acquire(RedisLockTemplate template, String key) {
-                LockHandle handle = template.acquireFair(key, LockOptions.tryOnce());
+                LockHandle handle = template.fairLock(key).acquire(LockOptions.tryOnce());
                 return new Held(handle.fencingToken(), handle::isHeld, handle::release);
             }
         },
