@@ -4,7 +4,7 @@ package io.github.redislock.core;
  * Which side of a read/write lock ({@link RedisLockTemplate#readWriteLock(String)}) to take: {@link #READ} is
  * shared with other readers, {@link #WRITE} excludes readers and writers.
  */
-public enum LockMode {
+enum LockMode {
 
     /** Shared with other readers, excluded by a writer. */
     READ,
