@@ -15,8 +15,8 @@ import java.util.stream.Stream;
  */
 public final class RedisLockDiagnostics {
 
-    /** The lock types whose holdings the watchdog renews and the diagnostics count. */
-    public enum Kind {
+    /** The watchdog's name for the lock type of a holding it renews (internal: {@link LockType} is the public one). */
+    enum Kind {
 
         /** {@link RedisLockTemplate#acquire}, {@link RedisLockTemplate#lock} and multi-key locks. */
         EXCLUSIVE,
@@ -136,7 +136,8 @@ public final class RedisLockDiagnostics {
     }
 
     /** Like {@link #heldLockCount()}, for one lock type. */
-    public int heldLockCount(Kind kind) {
+    public int heldLockCount(LockType type) {
+        Kind kind = Kind.valueOf(type.name());
         int[] held = {0};
         watchdog.forEachHolding((lock, renewer) -> {
             if (renewer.kind() == kind && lock.holding != null && lock.isValid()) {
@@ -160,8 +161,8 @@ public final class RedisLockDiagnostics {
     @Override
     public String toString() {
         StringBuilder held = new StringBuilder();
-        for (Kind kind : Kind.values()) {
-            held.append(held.isEmpty() ? "" : ", ").append(kind.name().toLowerCase()).append('=').append(heldLockCount(kind));
+        for (LockType type : LockType.values()) {
+            held.append(held.isEmpty() ? "" : ", ").append(type.tag()).append('=').append(heldLockCount(type));
         }
         return "RedisLockDiagnostics[localLocks=" + localLockCount() + ", held={" + held + "}, renewals="
                 + scheduledRenewalCount() + ", subscribed=" + isSubscribed() + "]";

@@ -12,7 +12,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import io.github.redislock.test.PerTest;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.Test;
@@ -48,11 +47,11 @@ class RedisLockDiagnosticsTest {
         LockHandle nested = template.acquire(key + ":exclusive", LockOptions.tryOnce()); // shares the outer holding
 
         assertThat(diagnostics.heldLockCount()).as("held").isEqualTo(6);
-        assertThat(diagnostics.heldLockCount(Kind.EXCLUSIVE)).as("exclusive").isEqualTo(2);
-        assertThat(diagnostics.heldLockCount(Kind.FAIR)).as("fair").isEqualTo(1);
-        assertThat(diagnostics.heldLockCount(Kind.READ)).as("read").isEqualTo(1);
-        assertThat(diagnostics.heldLockCount(Kind.WRITE)).as("write").isEqualTo(1);
-        assertThat(diagnostics.heldLockCount(Kind.SEMAPHORE)).as("semaphore acquisitions").isEqualTo(1);
+        assertThat(diagnostics.heldLockCount(LockType.EXCLUSIVE)).as("exclusive").isEqualTo(2);
+        assertThat(diagnostics.heldLockCount(LockType.FAIR)).as("fair").isEqualTo(1);
+        assertThat(diagnostics.heldLockCount(LockType.READ)).as("read").isEqualTo(1);
+        assertThat(diagnostics.heldLockCount(LockType.WRITE)).as("write").isEqualTo(1);
+        assertThat(diagnostics.heldLockCount(LockType.SEMAPHORE)).as("semaphore acquisitions").isEqualTo(1);
         assertThat(diagnostics.scheduledRenewalCount()).as("renewed: all but the fixed lease").isEqualTo(5);
         assertThat(diagnostics.localLockCount()).as("locks in use").isEqualTo(6);
         assertThat(diagnostics.toString()).contains("exclusive=2", "fair=1", "read=1", "write=1", "semaphore=1",
@@ -80,8 +79,8 @@ class RedisLockDiagnosticsTest {
         assertThat(diagnostics.localLockCount()).as("one read/write lock").isEqualTo(1);
 
         write.release();
-        assertThat(diagnostics.heldLockCount(Kind.WRITE)).isZero();
-        assertThat(diagnostics.heldLockCount(Kind.READ)).isEqualTo(1);
+        assertThat(diagnostics.heldLockCount(LockType.WRITE)).isZero();
+        assertThat(diagnostics.heldLockCount(LockType.READ)).isEqualTo(1);
         read.release();
         assertThat(diagnostics.localLockCount()).isZero();
     }
@@ -121,7 +120,7 @@ class RedisLockDiagnosticsTest {
         shortLease.addLockLostListener((lock, reason) -> lost.complete(lock.key()));
         RedisLockDiagnostics diagnostics = shortLease.diagnostics();
         PermitHandle permits = shortLease.semaphore(key, 2).acquire(LockOptions.tryOnce());
-        assertThat(diagnostics.heldLockCount(Kind.SEMAPHORE)).isEqualTo(1);
+        assertThat(diagnostics.heldLockCount(LockType.SEMAPHORE)).isEqualTo(1);
         assertThat(diagnostics.scheduledRenewalCount()).isEqualTo(1);
 
         redis.delete("redis-lock:{" + key + "}:semaphore:holders");
