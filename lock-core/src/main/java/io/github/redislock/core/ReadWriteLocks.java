@@ -110,7 +110,7 @@ final class ReadWriteLocks {
      * The template API's acquisition: an interrupt while waiting ends the wait with
      * {@link LockNotAcquiredException} and leaves the thread's interrupt flag set.
      */
-    Optional<LockHandle> tryAcquire(String key, LockMode mode, Duration wait, @Nullable Duration lease) {
+    Optional<LockHandle> tryAcquire(String key, LockType mode, Duration wait, @Nullable Duration lease) {
         try {
             LocalLock holding = lock(key, mode, wait, lease, true);
             return holding == null ? Optional.empty() : Optional.of(new Handle(key, mode, holding));
@@ -129,17 +129,17 @@ final class ReadWriteLocks {
      * @throws IllegalMonitorStateException when a reader asks for the write lock
      * @throws LockLostException when the thread re-enters (or downgrades) a holding that was lost
      */
-    @Nullable LocalLock lock(String key, LockMode mode, Duration wait, @Nullable Duration lease, boolean interruptible)
+    @Nullable LocalLock lock(String key, LockType mode, Duration wait, @Nullable Duration lease, boolean interruptible)
             throws InterruptedException {
         Holds mine = holds.get().get(key);
         if (mine != null) {
-            if (mode == LockMode.WRITE && mine.writes > 0) {
+            if (mode == LockType.WRITE && mine.writes > 0) {
                 return reenter(mine.write, () -> mine.writes++);
             }
-            if (mode == LockMode.READ && mine.reads > 0) {
+            if (mode == LockType.READ && mine.reads > 0) {
                 return reenter(mine.read, () -> mine.reads++);
             }
-            if (mode == LockMode.WRITE) {
+            if (mode == LockType.WRITE) {
                 throw new IllegalMonitorStateException("Read/write lock '" + key + "': thread '"
                         + Thread.currentThread().getName() + "' holds the read lock and asked for the write lock; upgrading "
                         + "is not supported (two readers upgrading would wait for each other forever). Release the read "
@@ -151,7 +151,7 @@ final class ReadWriteLocks {
             checkValid(mine.write);
             downgradingWriter = mine.write.owner;
         }
-        if (mode == LockMode.READ && lease == null && downgradingWriter.isEmpty()) {
+        if (mode == LockType.READ && lease == null && downgradingWriter.isEmpty()) {
             ReadShare share = shares.joinOrOpen(key, wait, interruptible);
             if (share == null) {
                 return null;
@@ -163,7 +163,7 @@ final class ReadWriteLocks {
             return share.holding;
         }
         LocalLock holding;
-        if (mode == LockMode.WRITE) {
+        if (mode == LockType.WRITE) {
             shares.writerIn(key);
             shares.close(key, null); // a writer of this client is about to wait: no new reader joins
             boolean acquired = false;
@@ -184,14 +184,14 @@ final class ReadWriteLocks {
             return null;
         }
         Holds recorded = holds.get().computeIfAbsent(key, k -> new Holds());
-        if (mode == LockMode.READ) {
+        if (mode == LockType.READ) {
             recorded.read = holding;
             recorded.reads = 1;
         } else {
             recorded.write = holding;
             recorded.writes = 1;
         }
-        watchdog.watch(holding, mode == LockMode.READ ? shares.renewer() : writeRenewer);
+        watchdog.watch(holding, mode == LockType.READ ? shares.renewer() : writeRenewer);
         return holding;
     }
 
@@ -214,10 +214,10 @@ final class ReadWriteLocks {
      * @throws IllegalMonitorStateException when the thread does not hold that side
      * @throws LockLostException when the holding had been lost before this release
      */
-    void release(String key, LockMode mode) {
+    void release(String key, LockType mode) {
         Map<String, Holds> all = holds.get();
         Holds mine = all.get(key);
-        int count = mine == null ? 0 : mode == LockMode.READ ? mine.reads : mine.writes;
+        int count = mine == null ? 0 : mode == LockType.READ ? mine.reads : mine.writes;
         if (count == 0) {
             throw new IllegalMonitorStateException("The " + mode.name().toLowerCase() + " lock of '" + key
                     + "' is not held by thread '" + Thread.currentThread().getName()
@@ -225,7 +225,7 @@ final class ReadWriteLocks {
         }
         LocalLock holding;
         ReadShare share = null;
-        if (mode == LockMode.READ) {
+        if (mode == LockType.READ) {
             holding = mine.read;
             if (--mine.reads > 0) {
                 return;
@@ -258,7 +258,7 @@ final class ReadWriteLocks {
         String owner = holding.releasing();
         watchdog.unwatch(holding);
         boolean wasOwner = redis.release(key, owner, mode);
-        if (mode == LockMode.WRITE) {
+        if (mode == LockType.WRITE) {
             shares.writerOut(key); // after the release in Redis: a share opened now finds the lock free
         }
         if (invalid != null) {
@@ -273,11 +273,11 @@ final class ReadWriteLocks {
     private final class Handle extends ThreadBoundHandle implements LockActivity.Leased {
 
         private final String key;
-        private final LockMode mode;
+        private final LockType mode;
         private final LocalLock holding;
         private final long token;
 
-        Handle(String key, LockMode mode, LocalLock holding) {
+        Handle(String key, LockType mode, LocalLock holding) {
             this.key = key;
             this.mode = mode;
             this.holding = holding;

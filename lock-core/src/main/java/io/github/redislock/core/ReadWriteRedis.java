@@ -48,7 +48,7 @@ final class ReadWriteRedis {
      * @param beforeEachAttempt runs before each request to Redis
      * @return the holding; {@code null} on timeout
      */
-    @Nullable LocalLock acquire(String key, LockMode mode, Duration wait, @Nullable Duration lease, boolean interruptible,
+    @Nullable LocalLock acquire(String key, LockType mode, Duration wait, @Nullable Duration lease, boolean interruptible,
             String downgradingWriter, Runnable beforeEachAttempt) throws InterruptedException {
         Deadline deadline = Deadline.startingNow(wait);
         // a new owner id per acquisition, as the exclusive lock: the clean-up of an earlier attempt never
@@ -71,10 +71,10 @@ final class ReadWriteRedis {
     @Nullable LocalLock openShare(String key, Deadline deadline, boolean interruptible, LocalLock wakePoint)
             throws InterruptedException {
         String owner = clientId + ":share:" + acquisitions.incrementAndGet();
-        return await(key, LockMode.READ, deadline, null, interruptible, "", owner, wakePoint, () -> { });
+        return await(key, LockType.READ, deadline, null, interruptible, "", owner, wakePoint, () -> { });
     }
 
-    private @Nullable LocalLock await(String key, LockMode mode, Deadline deadline, @Nullable Duration lease,
+    private @Nullable LocalLock await(String key, LockType mode, Deadline deadline, @Nullable Duration lease,
             boolean interruptible, String downgradingWriter, String owner, LocalLock wakePoint, Runnable beforeEachAttempt)
             throws InterruptedException {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
@@ -82,7 +82,7 @@ final class ReadWriteRedis {
         boolean interrupted = waitLoop.await(wakePoint, deadline, interruptible, (sleepMillis, registered) -> {
             long requestStart = System.nanoTime();
             beforeEachAttempt.run();
-            AcquireReply reply = mode == LockMode.READ
+            AcquireReply reply = mode == LockType.READ
                     ? scripts.readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter)
                     : scripts.writeAcquire(key, owner, leaseMillis, sleepMillis);
             if (reply.acquired()) {
@@ -102,17 +102,17 @@ final class ReadWriteRedis {
      * and a holding whose grant reply was lost. A client's waiting entry is left to expire: another thread of this
      * client may still wait on it.
      */
-    private void giveUp(String key, LockMode mode, String owner, boolean registered, boolean uncertain) {
+    private void giveUp(String key, LockType mode, String owner, boolean registered, boolean uncertain) {
         if (uncertain) {
             cleanup.run(() -> {
-                scripts.readWriteRelease(key, owner, mode == LockMode.WRITE);
-                if (mode == LockMode.WRITE) {
+                scripts.readWriteRelease(key, owner, mode == LockType.WRITE);
+                if (mode == LockType.WRITE) {
                     scripts.leaveAsWriter(key, owner);
                 }
             });
             return;
         }
-        if (registered && mode == LockMode.WRITE) {
+        if (registered && mode == LockType.WRITE) {
             BackgroundCleanup.withoutInterrupt(() -> {
                 try {
                     scripts.leaveAsWriter(key, owner);
@@ -130,15 +130,15 @@ final class ReadWriteRedis {
      *
      * @return whether Redis still had it as {@code owner}'s ({@code true} when it could not tell)
      */
-    boolean release(String key, String owner, LockMode mode) {
+    boolean release(String key, String owner, LockType mode) {
         boolean[] wasOwner = {true};
         BackgroundCleanup.withoutInterrupt(() -> {
             try {
-                wasOwner[0] = scripts.readWriteRelease(key, owner, mode == LockMode.WRITE);
+                wasOwner[0] = scripts.readWriteRelease(key, owner, mode == LockType.WRITE);
             } catch (DataAccessException e) {
                 log.warn("Could not release the {} lock of '{}' in Redis ({}); retrying in the background, and its lease "
                         + "ends it at the latest", mode.name().toLowerCase(), key, e.toString());
-                cleanup.run(() -> scripts.readWriteRelease(key, owner, mode == LockMode.WRITE));
+                cleanup.run(() -> scripts.readWriteRelease(key, owner, mode == LockType.WRITE));
             }
         });
         return wasOwner[0];

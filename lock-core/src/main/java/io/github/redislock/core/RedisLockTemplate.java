@@ -263,8 +263,7 @@ public final class RedisLockTemplate implements LockOperations {
 
     private Optional<LockHandle> tryReadWrite(String key, LockType type, Duration wait, LockOptions options) {
         refuseHoldAtLeast(options, type.tag());
-        LockMode mode = type == LockType.READ ? LockMode.READ : LockMode.WRITE;
-        return activity.acquire(options.name(), key, type, () -> readWrite.tryAcquire(key, mode, wait, options.leaseTime()));
+        return activity.acquire(options.name(), key, type, () -> readWrite.tryAcquire(key, type, wait, options.leaseTime()));
     }
 
     private Optional<LockHandle> tryFair(String key, Duration wait, LockOptions options) {
@@ -279,9 +278,8 @@ public final class RedisLockTemplate implements LockOperations {
                     () -> exclusive.tryAcquire(key, left, lease, options.holdAtLeast()));
             case READ, WRITE -> {
                 refuseHoldAtLeast(options, type.tag());
-                LockMode mode = type == LockType.READ ? LockMode.READ : LockMode.WRITE;
                 yield (key, left, lease) -> activity.acquire(options.name(), key, type,
-                        () -> readWrite.tryAcquire(key, mode, left, lease));
+                        () -> readWrite.tryAcquire(key, type, left, lease));
             }
             default -> throw new IllegalArgumentException("acquireAll takes the exclusive, read or write lock, not "
                     + type);
