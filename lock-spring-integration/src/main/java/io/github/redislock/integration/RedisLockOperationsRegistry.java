@@ -1,6 +1,7 @@
 package io.github.redislock.integration;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Objects;
@@ -49,6 +50,13 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  */
 public final class RedisLockOperationsRegistry
         implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
+
+    /**
+     * The wait of {@code lock()}: the engine waits without bound for anything over a century. Not
+     * {@link LockOptions#WAIT_FOREVER}, whose {@link LockNotAcquiredException} for an interrupted wait fails to print
+     * the wait time ({@code ArithmeticException} from {@code Duration.toMillis}).
+     */
+    private static final Duration UNBOUNDED = ChronoUnit.CENTURIES.getDuration().multipliedBy(2);
 
     private final LockOperations locks;
     private final String registryKey;
@@ -197,12 +205,12 @@ public final class RedisLockOperationsRegistry
 
         @Override
         public void lock() {
-            lockUninterruptibly(LockOptions.waitFor(LockOptions.WAIT_FOREVER));
+            lockUninterruptibly(LockOptions.waitFor(UNBOUNDED));
         }
 
         @Override
         public void lock(Duration timeToLive) {
-            lockUninterruptibly(LockOptions.waitFor(LockOptions.WAIT_FOREVER).withLease(timeToLive));
+            lockUninterruptibly(LockOptions.waitFor(UNBOUNDED).withLease(timeToLive));
         }
 
         @Override
@@ -210,7 +218,7 @@ public final class RedisLockOperationsRegistry
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
-            acquire(LockOptions.waitFor(LockOptions.WAIT_FOREVER));
+            acquire(LockOptions.waitFor(UNBOUNDED));
         }
 
         @Override
