@@ -43,13 +43,16 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * </ul>
  * A lock of key {@code k} is the engine's lock of {@code <registryKey>:k} (of {@code k} itself without a registry
  * key), so it excludes {@code @DistributedLock} and {@link LockOperations} users of the same key. Acquisitions are
- * observed like the template's own: they show in metrics and diagnostics.
+ * observed like the template's own: they show in metrics, tracing and diagnostics named {@value #METRIC_NAME}.
  * <p>
  * Only {@code String} keys are supported, as in Spring Integration's registry. The lock objects are cached per key;
  * {@link #expireUnusedOlderThan(long)} drops those not held and not obtained for a while.
  */
 public final class RedisLockOperationsRegistry
         implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
+
+    /** The name of this registry's acquisitions in metrics, tracing and diagnostics. */
+    public static final String METRIC_NAME = "spring-integration";
 
     /**
      * The wait of {@code lock()}: the engine waits without bound for anything over a century. Not
@@ -310,7 +313,7 @@ public final class RedisLockOperationsRegistry
         private boolean acquire(LockOptions options) throws InterruptedException {
             Optional<LockHandle> acquired;
             try {
-                acquired = lock.tryAcquire(options);
+                acquired = lock.tryAcquire(options.withName(METRIC_NAME));
             } catch (LockNotAcquiredException e) {
                 if (Thread.interrupted()) { // the engine ends a wait on interrupt this way, the flag set
                     InterruptedException interrupted = new InterruptedException("interrupted while waiting for lock '"

@@ -47,7 +47,10 @@ class RedisLockIntegrationAutoConfigurationTest {
             try {
                 assertThat(registry.fencingToken("auto-configured")).isPresent();
                 assertThat(context.getBean(RedisLockTemplate.class).diagnostics().heldLocks())
-                        .anySatisfy(held -> assertThat(held.key()).isEqualTo("auto-configured"));
+                        .anySatisfy(held -> {
+                            assertThat(held.key()).isEqualTo("auto-configured");
+                            assertThat(held.name()).isEqualTo(RedisLockOperationsRegistry.METRIC_NAME);
+                        });
             } finally {
                 lock.unlock();
             }
