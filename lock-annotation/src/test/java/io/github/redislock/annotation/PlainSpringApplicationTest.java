@@ -145,7 +145,7 @@ class PlainSpringApplicationTest {
     private static AnnotationConfigApplicationContext start(Class<?>... configuration) {
         AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
         context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("redis",
-                Map.of("redis.host", server.host(), "redis.port", server.port())));
+                Map.of("redis.host", server.host(), "redis.port", server.port(), "ledger.wait", "60s")));
         context.register(Redis.class);
         context.register(configuration);
         context.refresh();
@@ -265,7 +265,7 @@ class PlainSpringApplicationTest {
     public static class Ledger {
 
         /** Records when the critical section was entered and left. */
-        @DistributedLock(key = "'ledger:' + #account", waitTime = "60s")
+        @DistributedLock(key = "'ledger:' + #account", waitTime = "${ledger.wait}")
         public Intervals.Interval post(String account) throws InterruptedException {
             long enter = System.nanoTime();
             Thread.sleep(2);

@@ -2,6 +2,7 @@ package io.github.redislock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -12,18 +13,22 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.annotation.DistributedLock;
 import io.github.redislock.annotation.LockContext;
+import io.github.redislock.core.LockOperations;
 import io.github.redislock.core.LockType;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisNodes;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -124,6 +129,29 @@ class RedlockAutoConfigurationTest {
             assertThat(ledger.onTheApplicationsRedis("acct-2")).as("nodes holding the lock during the call, node 0 first")
                     .containsExactly(1, 0, 0, 0, 0);
         });
+    }
+
+    @Test
+    void aRedlockMethodShowsInTheLocksEndpointMetricsAndHealthUnderItsBeanName() {
+        assumeTrue(LockOperations.class.isAssignableFrom(RedlockTemplate.class),
+                "runs once RedlockTemplate implements LockOperations (issue 22)");
+        runner().withConfiguration(AutoConfigurations.of(RedisLockMetricsAutoConfiguration.class,
+                        RedisLockActuatorAutoConfiguration.class))
+                .withPropertyValues(nodesProperty(), "management.endpoints.web.exposure.include=locks")
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new).withBean(HeldReport.class).run(context -> {
+                    context.getBean(HeldReport.class).run();
+                    LocksEndpoint.BackendDescriptor redlock = context.getBean(LocksEndpoint.class).locks().backends()
+                            .get("redlockTemplate");
+                    assertThat(redlock.held()).as("kept past the method by holdAtLeast").singleElement()
+                            .satisfies(held -> {
+                                assertThat(held.key()).isEqualTo("redlock-report");
+                                assertThat(held.state()).startsWith("held until");
+                            });
+                    assertThat(context.getBean(MeterRegistry.class).get("redis.lock.acquire").tag("locks", "redlockTemplate")
+                            .tag("name", "HeldReport.run").tag("outcome", "acquired").timer().count()).isEqualTo(1);
+                    assertThat(context.getBean("lockHealthIndicator", CompositeHealthContributor.class)
+                            .getContributor("redlockTemplate")).isNotNull();
+                });
     }
 
     @Test
@@ -257,6 +285,13 @@ class RedlockAutoConfigurationTest {
         @Bean
         LongLease longLease() {
             return new LongLease();
+        }
+    }
+
+    public static class HeldReport {
+
+        @DistributedLock(key = "'redlock-report'", holdAtLeast = "5s", locks = "redlockTemplate")
+        public void run() {
         }
     }
 
