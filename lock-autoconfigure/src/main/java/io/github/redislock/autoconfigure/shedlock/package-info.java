@@ -1,0 +1,5 @@
+/**
+ * Boot wiring of the ShedLock provider (redis-lock-shedlock): a {@code LockProvider} on the application's lock
+ * template when ShedLock and the module are on the class path and the application declares no provider of its own.
+ */
+package io.github.redislock.autoconfigure.shedlock;
