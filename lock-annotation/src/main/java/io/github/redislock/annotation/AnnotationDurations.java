@@ -5,6 +5,8 @@ import java.time.format.DateTimeParseException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.jspecify.annotations.Nullable;
+
 /** Parses the annotation's duration strings: {@code "2s"}, {@code "500ms"}, {@code "1m"}, {@code "PT2S"}. */
 final class AnnotationDurations {
 
@@ -17,7 +19,7 @@ final class AnnotationDurations {
      * @return the duration, or {@code null} for an empty string
      * @throws IllegalArgumentException naming {@code attribute} when it does not parse or is negative
      */
-    static Duration parse(String text, String attribute) {
+    static @Nullable Duration parse(@Nullable String text, String attribute) {
         if (text == null || text.isBlank()) {
             return null;
         }

@@ -10,6 +10,7 @@ import java.util.function.Function;
 import io.github.redislock.core.AsyncHold;
 import io.github.redislock.core.ReactiveRedisLocks;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.core.KotlinDetector;
@@ -48,14 +49,14 @@ final class AsyncLockedCalls {
     @FunctionalInterface
     interface LockedCall {
 
-        Object invoke(MethodInvocation invocation) throws Throwable;
+        @Nullable Object invoke(MethodInvocation invocation) throws Throwable;
     }
 
     /** What proceed() of the held invocation does. */
     @FunctionalInterface
     private interface LockedWork {
 
-        Object call() throws Throwable;
+        @Nullable Object call() throws Throwable;
     }
 
     private AsyncLockedCalls() {
@@ -87,7 +88,7 @@ final class AsyncLockedCalls {
     }
 
     /** Why {@code method} cannot be locked for what it returns, or {@code null} if it can. */
-    static String refusal(Method method) {
+    static @Nullable String refusal(Method method) {
         boolean suspending = KotlinDetector.isSuspendingFunction(method);
         String kotlin = kotlinRefusal(suspending, method.getReturnType(), COROUTINES_REACTOR_PRESENT, KOTLIN_REFLECT_PRESENT);
         if (kotlin != null || suspending) {
@@ -100,7 +101,7 @@ final class AsyncLockedCalls {
      * Why a Kotlin suspend function ({@code suspending}), or a function returning a {@code Flow}, cannot be locked
      * with the libraries present, or {@code null} if it can (also for any other method).
      */
-    static String kotlinRefusal(boolean suspending, Class<?> returnType, boolean coroutinesReactorPresent,
+    static @Nullable String kotlinRefusal(boolean suspending, Class<?> returnType, boolean coroutinesReactorPresent,
             boolean kotlinReflectPresent) {
         if (suspending && !coroutinesReactorPresent) {
             return "is a Kotlin suspend function, and holding a lock until its coroutine ends needs kotlinx-coroutines-reactor "
@@ -123,7 +124,7 @@ final class AsyncLockedCalls {
     }
 
     /** Why a method returning this type cannot be locked, or {@code null} if it can. */
-    static String refusal(Class<?> returnType) {
+    static @Nullable String refusal(Class<?> returnType) {
         if (CompletionStage.class.isAssignableFrom(returnType) && kind(returnType) != Kind.STAGE) {
             return "returns " + returnType.getName() + ", a CompletionStage the lock cannot hand back; declare "
                     + "CompletableFuture or CompletionStage as the return type";
@@ -176,7 +177,7 @@ final class AsyncLockedCalls {
      * @return what the locked call returned when it skipped the method (an empty result), else {@code null}
      */
     @SuppressWarnings("unchecked")
-    private static <S> Object lockedCall(AsyncHold<S> hold, MethodInvocation call, LockedCall locked,
+    private static <S> @Nullable Object lockedCall(AsyncHold<S> hold, MethodInvocation call, LockedCall locked,
             Function<Object, Object> started) throws Throwable {
         boolean[] proceeded = {false};
         Object result = locked.invoke(new HeldInvocation(call, () -> {
@@ -197,7 +198,7 @@ final class AsyncLockedCalls {
     }
 
     /** Whether {@code type} is, extends or implements the type named {@code name} (looked up by name: it may be absent). */
-    private static boolean implementsType(Class<?> type, String name) {
+    private static boolean implementsType(@Nullable Class<?> type, String name) {
         if (type == null || type.isPrimitive()) {
             return false;
         }

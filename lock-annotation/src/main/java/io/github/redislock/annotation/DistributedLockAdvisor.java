@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
 import org.aopalliance.aop.Advice;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.AopUtils;
@@ -30,7 +31,7 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
     private final transient DistributedLockInterceptor interceptor;
     private final transient Pointcut pointcut = new StaticMethodMatcherPointcut() {
         @Override
-        public boolean matches(Method method, Class<?> targetClass) {
+        public boolean matches(Method method, @Nullable Class<?> targetClass) {
             // a JDK proxy asks about the interface method; the annotation may be on the implementation
             Method specific = targetClass != null ? AopUtils.getMostSpecificMethod(method, targetClass) : method;
             return DistributedLockOperationSource.annotation(specific, targetClass) != null;
@@ -42,8 +43,8 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
      * @param placeholders resolves {@code ${...}} in durations; may be {@code null}
      * @param beanReferences resolves {@code @bean} in key expressions; {@code null} refuses bean references
      */
-    public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, StringValueResolver placeholders,
-            BeanFactory beanReferences, int order) {
+    public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, @Nullable StringValueResolver placeholders,
+            @Nullable BeanFactory beanReferences, int order) {
         this(template, () -> {
             throw new IllegalStateException("@DistributedLock(redlock = true) needs a RedlockTemplate, and there is none: "
                     + "set redis-lock.redlock.nodes");
@@ -54,7 +55,7 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
      * @param redlock supplies the Redlock template for {@code redlock = true} methods on first use
      */
     public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, Supplier<RedlockTemplate> redlock,
-            StringValueResolver placeholders, BeanFactory beanReferences, int order) {
+            @Nullable StringValueResolver placeholders, @Nullable BeanFactory beanReferences, int order) {
         LockKeyExpressions expressions = new LockKeyExpressions(beanReferences);
         this.operations = new DistributedLockOperationSource(placeholders, new DistributedLockOperationParser(expressions));
         this.interceptor = new DistributedLockInterceptor(template, redlock, operations, new LockKeyResolver(expressions));
@@ -87,7 +88,7 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
     }
 
     /** The fixed lease the method's annotation asks for, or {@code null} for the watchdog; it must be valid. */
-    java.time.Duration leaseTime(Method method, Class<?> targetClass) {
+    java.time.@Nullable Duration leaseTime(Method method, Class<?> targetClass) {
         DistributedLockOperation operation = operations.find(method, targetClass);
         return operation == null ? null : operation.options.leaseTime();
     }

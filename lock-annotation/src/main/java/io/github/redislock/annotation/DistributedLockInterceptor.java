@@ -13,6 +13,7 @@ import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ClassUtils;
@@ -43,7 +44,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     @Override
-    public Object invoke(MethodInvocation invocation) throws Throwable {
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Object target = invocation.getThis();
         Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : invocation.getMethod().getDeclaringClass();
         DistributedLockOperation operation = operations.find(invocation.getMethod(), targetClass);
@@ -58,7 +59,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /** Acquires, runs the method and releases, blocking the calling thread; also the holder thread's work for async methods. */
-    private Object invokeLocked(MethodInvocation invocation, DistributedLockOperation operation, Class<?> targetClass)
+    private @Nullable Object invokeLocked(MethodInvocation invocation, DistributedLockOperation operation, Class<?> targetClass)
             throws Throwable {
         Object[] args = invocation.getArguments();
         SortedSet<String> keys = keyResolver.keys(operation, args, targetClass);
@@ -126,7 +127,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /** Runs the call holding one permit of the key's semaphore, as {@link #invoke} runs it holding locks. */
-    private Object invokeWithPermit(MethodInvocation invocation, DistributedLockOperation operation, String key,
+    private @Nullable Object invokeWithPermit(MethodInvocation invocation, DistributedLockOperation operation, String key,
             Object[] args) throws Throwable {
         RedisSemaphore semaphore = template.get().semaphore(key, operation.permits);
         PermitHandle permit;
@@ -160,7 +161,8 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /** Releases a permit now, or once the surrounding transaction completes; a failure is added to {@code failure}. */
-    private static void release(DistributedLockOperation operation, Runnable release, String key, Throwable failure) {
+    private static void release(DistributedLockOperation operation, Runnable release, String key,
+            @Nullable Throwable failure) {
         if (TRANSACTIONS_PRESENT && TransactionalRelease.deferToOuterTransaction(release, operation.description + " [" + key + "]")) {
             return;
         }
@@ -175,7 +177,8 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     }
 
     /** Releases now, or once the surrounding transaction completes; a release failure is added to {@code failure}. */
-    private static void release(DistributedLockOperation operation, MultiLockHandle locks, Throwable failure) {
+    private static void release(DistributedLockOperation operation, MultiLockHandle locks,
+            @Nullable Throwable failure) {
         if (TRANSACTIONS_PRESENT && TransactionalRelease.deferToOuterTransaction(locks::release,
                 operation.description + " " + locks.keys())) {
             return;

@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.util.List;
 
 import io.github.redislock.core.LockOptions;
+import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
 import org.springframework.util.ClassUtils;
 
@@ -49,7 +50,7 @@ final class DistributedLockOperation {
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */
-    static String describe(Method method, Class<?> targetClass) {
+    static String describe(Method method, @Nullable Class<?> targetClass) {
         Class<?> owner = ClassUtils.getUserClass(targetClass != null ? targetClass : method.getDeclaringClass());
         StringBuilder sb = new StringBuilder(owner.getName()).append('.').append(method.getName()).append('(');
         Class<?>[] types = method.getParameterTypes();

@@ -8,6 +8,7 @@ import java.util.stream.Stream;
 
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLockTemplate;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.annotation.MergedAnnotations;
@@ -34,14 +35,14 @@ final class DistributedLockOperationParser {
      * @param resolvedWait the wait time with placeholders resolved, {@code resolvedLease} likewise
      * @throws IllegalStateException naming the class, method and attribute at fault
      */
-    DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
-            String resolvedLease) {
+    DistributedLockOperation parse(Method method, @Nullable Class<?> targetClass, DistributedLock lock,
+            @Nullable String resolvedWait, @Nullable String resolvedLease) {
         return parse(method, targetClass, lock, resolvedWait, resolvedLease, lock.holdAtLeast());
     }
 
     /** Like {@link #parse(Method, Class, DistributedLock, String, String)}, with {@code holdAtLeast} resolved too. */
-    DistributedLockOperation parse(Method method, Class<?> targetClass, DistributedLock lock, String resolvedWait,
-            String resolvedLease, String resolvedHoldAtLeast) {
+    DistributedLockOperation parse(Method method, @Nullable Class<?> targetClass, DistributedLock lock,
+            @Nullable String resolvedWait, @Nullable String resolvedLease, @Nullable String resolvedHoldAtLeast) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
         checkPermits(lock, where);
         if (lock.redlock() && ((lock.type() != LockType.EXCLUSIVE && lock.type() != LockType.SEMAPHORE) || lock.permits() > 0)) {
@@ -122,7 +123,7 @@ final class DistributedLockOperationParser {
     }
 
     /** {@code holdAtLeast} needs a positive duration no longer than a fixed lease, on an exclusive lock. */
-    private static void checkHoldAtLeast(DistributedLock lock, Duration holdAtLeast, Duration lease, String where) {
+    private static void checkHoldAtLeast(DistributedLock lock, Duration holdAtLeast, @Nullable Duration lease, String where) {
         if (holdAtLeast.toMillis() < 1) {
             throw new IllegalStateException(where + ": holdAtLeast = \"" + lock.holdAtLeast() + "\" must be at least 1ms");
         }

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -19,18 +20,18 @@ import org.springframework.util.StringValueResolver;
  */
 final class DistributedLockOperationSource {
 
-    private final StringValueResolver placeholders;
+    private final @Nullable StringValueResolver placeholders;
     private final DistributedLockOperationParser parser;
     private final Map<MethodClassKey, Optional<DistributedLockOperation>> cache = new ConcurrentHashMap<>();
 
     /** @param placeholders resolves {@code ${...}} in durations; {@code null} leaves them as they are */
-    DistributedLockOperationSource(StringValueResolver placeholders, DistributedLockOperationParser parser) {
+    DistributedLockOperationSource(@Nullable StringValueResolver placeholders, DistributedLockOperationParser parser) {
         this.placeholders = placeholders;
         this.parser = parser;
     }
 
     /** The operation for a call, or {@code null} when the method is not locked. */
-    DistributedLockOperation find(Method method, Class<?> targetClass) {
+    @Nullable DistributedLockOperation find(Method method, Class<?> targetClass) {
         return cache.computeIfAbsent(new MethodClassKey(method, targetClass), key -> {
             Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
             DistributedLock lock = annotation(specific, targetClass);
@@ -44,7 +45,7 @@ final class DistributedLockOperationSource {
         }).orElse(null);
     }
 
-    static DistributedLock annotation(Method method, Class<?> targetClass) {
+    static @Nullable DistributedLock annotation(Method method, @Nullable Class<?> targetClass) {
         DistributedLock onMethod = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
         if (onMethod != null) {
             return onMethod;
@@ -58,7 +59,7 @@ final class DistributedLockOperationSource {
         return AnnotatedElementUtils.findMergedAnnotation(owner, DistributedLock.class);
     }
 
-    private String resolve(String value, String attribute, String where) {
+    private @Nullable String resolve(String value, String attribute, String where) {
         if (placeholders == null || value.isEmpty()) {
             return value;
         }

@@ -5,6 +5,7 @@ import java.lang.reflect.Modifier;
 
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.framework.AopProxyUtils;
@@ -58,7 +59,7 @@ public final class DistributedLockValidator implements SmartInitializingSingleto
     }
 
     /** The class whose methods a bean runs: the target class behind a proxy, the product of a factory bean. */
-    private Class<?> userClass(String beanName) {
+    private @Nullable Class<?> userClass(String beanName) {
         try {
             Object singleton = beanFactory.containsSingleton(beanName) ? beanFactory.getSingleton(beanName) : null;
             if (singleton != null && !(singleton instanceof FactoryBean<?>)) {

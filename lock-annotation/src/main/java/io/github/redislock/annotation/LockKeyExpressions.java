@@ -4,6 +4,7 @@ import java.lang.reflect.AccessibleObject;
 import java.lang.reflect.Method;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.DefaultParameterNameDiscoverer;
@@ -56,7 +57,8 @@ final class LockKeyExpressions {
         private final MethodResolver instanceMethods = DataBindingMethodResolver.forInstanceMethodInvocation();
 
         @Override
-        public MethodExecutor resolve(EvaluationContext context, Object target, String name, List<TypeDescriptor> argumentTypes)
+        public @Nullable MethodExecutor resolve(EvaluationContext context, Object target, String name,
+                List<TypeDescriptor> argumentTypes)
                 throws AccessException {
             if (target instanceof Class<?> || target instanceof ClassLoader || target instanceof AccessibleObject
                     || target instanceof Thread || target instanceof Runtime || target instanceof ProcessBuilder
@@ -76,33 +78,34 @@ final class LockKeyExpressions {
         private final PropertyAccessor properties = DataBindingPropertyAccessor.forReadOnlyAccess();
 
         @Override
-        public Class<?>[] getSpecificTargetClasses() {
+        public Class<?> @Nullable [] getSpecificTargetClasses() {
             return null;
         }
 
         @Override
-        public boolean canRead(EvaluationContext context, Object target, String name) throws AccessException {
+        public boolean canRead(EvaluationContext context, @Nullable Object target, String name) throws AccessException {
             refuseClass(target, name);
             return properties.canRead(context, target, name);
         }
 
         @Override
-        public TypedValue read(EvaluationContext context, Object target, String name) throws AccessException {
+        public TypedValue read(EvaluationContext context, @Nullable Object target, String name) throws AccessException {
             refuseClass(target, name); // SpEL calls read() again without canRead() once it has cached this accessor
             return properties.read(context, target, name);
         }
 
         @Override
-        public boolean canWrite(EvaluationContext context, Object target, String name) {
+        public boolean canWrite(EvaluationContext context, @Nullable Object target, String name) {
             return false;
         }
 
         @Override
-        public void write(EvaluationContext context, Object target, String name, Object newValue) throws AccessException {
+        public void write(EvaluationContext context, @Nullable Object target, String name, @Nullable Object newValue)
+                throws AccessException {
             throw new AccessException("lock keys cannot write properties");
         }
 
-        private void refuseClass(Object target, String name) throws AccessException {
+        private void refuseClass(@Nullable Object target, String name) throws AccessException {
             if (target instanceof Class<?> type) {
                 throw new AccessException("lock keys cannot read properties of a class (" + type.getName() + "." + name
                         + "): that reads its static state");
@@ -118,29 +121,30 @@ final class LockKeyExpressions {
     private static final TypeConverter KEY_TEXT = new StandardTypeConverter() {
 
         @Override
-        public boolean canConvert(TypeDescriptor sourceType, TypeDescriptor targetType) {
+        public boolean canConvert(@Nullable TypeDescriptor sourceType, TypeDescriptor targetType) {
             return isToText(sourceType, targetType) || super.canConvert(sourceType, targetType);
         }
 
         @Override
-        public Object convertValue(Object value, TypeDescriptor sourceType, TypeDescriptor targetType) {
+        public @Nullable Object convertValue(@Nullable Object value, @Nullable TypeDescriptor sourceType,
+                TypeDescriptor targetType) {
             if (value != null && isToText(sourceType, targetType) && !(value instanceof CharSequence)) {
                 return LockKeyValues.render(value);
             }
             return super.convertValue(value, sourceType, targetType);
         }
 
-        private static boolean isToText(TypeDescriptor sourceType, TypeDescriptor targetType) {
+        private static boolean isToText(@Nullable TypeDescriptor sourceType, @Nullable TypeDescriptor targetType) {
             return targetType != null && targetType.getType() == String.class;
         }
     };
 
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
-    private final BeanFactory beanFactory;
+    private final @Nullable BeanFactory beanFactory;
 
     /** @param beanFactory resolves {@code @bean} references; {@code null} refuses them */
-    LockKeyExpressions(BeanFactory beanFactory) {
+    LockKeyExpressions(@Nullable BeanFactory beanFactory) {
         this.beanFactory = beanFactory;
     }
 
@@ -224,7 +228,7 @@ final class LockKeyExpressions {
      * The declared type of the parameter when the whole expression is one ({@code #p0}, {@code #a0},
      * {@code #name}), else {@code null}.
      */
-    Class<?> bareParameterType(Expression expression, Method method) {
+    @Nullable Class<?> bareParameterType(Expression expression, Method method) {
         if (!(expression instanceof SpelExpression spel) || !(spel.getAST() instanceof VariableReference variable)) {
             return null;
         }
@@ -244,7 +248,7 @@ final class LockKeyExpressions {
         return null;
     }
 
-    Object evaluate(Expression expression, Method method, Object[] args, Class<?> targetClass) {
+    @Nullable Object evaluate(Expression expression, Method method, @Nullable Object[] args, Class<?> targetClass) {
         StandardEvaluationContext context = new StandardEvaluationContext(new LockKeyRoot(method, args, targetClass));
         context.setPropertyAccessors(List.of(PROPERTIES_EXCEPT_OF_CLASSES));
         context.setMethodResolvers(List.of(INSTANCE_METHODS_WITHOUT_REFLECTION));
@@ -277,7 +281,7 @@ final class LockKeyExpressions {
     }
 
     /** What {@code #root} offers in a key expression: not the target bean (see {@link #refuseTarget}). */
-    public record LockKeyRoot(Method method, Object[] args, Class<?> targetClass) {
+    public record LockKeyRoot(Method method, @Nullable Object[] args, Class<?> targetClass) {
 
         public String getMethodName() {
             return method.getName();

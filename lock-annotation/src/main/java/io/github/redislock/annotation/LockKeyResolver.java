@@ -4,6 +4,7 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 
 import io.github.redislock.core.RedisLockTemplate;
+import org.jspecify.annotations.Nullable;
 import org.springframework.expression.Expression;
 
 /**
@@ -23,7 +24,7 @@ final class LockKeyResolver {
      * The lock keys for one call: sorted and without duplicates, so several keys are always taken in
      * the same order.
      */
-    SortedSet<String> keys(DistributedLockOperation operation, Object[] args, Class<?> targetClass) {
+    SortedSet<String> keys(DistributedLockOperation operation, @Nullable Object[] args, Class<?> targetClass) {
         String name = operation.name;
         String description = operation.description;
         SortedSet<String> resolved = new TreeSet<>();

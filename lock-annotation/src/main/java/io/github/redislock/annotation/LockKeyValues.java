@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Turns the value of a key expression into the lock key's text, by content: the same value gives the
  * same text on every call and in every JVM, or the call is refused.
@@ -40,7 +42,7 @@ final class LockKeyValues {
         return text.toString();
     }
 
-    private static void render(Object value, Object whole, StringBuilder text, Set<Object> open) {
+    private static void render(@Nullable Object value, Object whole, StringBuilder text, Set<Object> open) {
         if (value == null) {
             text.append("null");
             return;
@@ -137,7 +139,7 @@ final class LockKeyValues {
      * an interface, an abstract or open class, {@code Object}, a collection may all hold values that
      * have a text, and are checked at each call instead.
      */
-    static Class<?> certainlyWithoutText(Class<?> declared) {
+    static @Nullable Class<?> certainlyWithoutText(Class<?> declared) {
         if (declared.isArray()) {
             return certainlyWithoutText(declared.getComponentType());
         }

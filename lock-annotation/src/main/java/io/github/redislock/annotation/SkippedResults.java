@@ -15,6 +15,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What a method returns when {@code onFailure = SKIP} skips it: an empty value of its return type where there is
  * one (so callers can iterate, stream or join it), else {@code null}.
@@ -25,7 +27,7 @@ final class SkippedResults {
     }
 
     /** What a skipped call of a method with this return type returns. */
-    static Object forReturnType(Class<?> type) {
+    static @Nullable Object forReturnType(Class<?> type) {
         if (type == Optional.class) {
             return Optional.empty();
         }

@@ -4,6 +4,7 @@ import java.util.List;
 
 import io.github.redislock.core.RedisLockDiagnostics;
 import io.github.redislock.core.RedisLockTemplate;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
@@ -47,7 +48,7 @@ public class LocksEndpoint {
      * hold ended: Redis keeps it until then ({@code thread} is the one that held it).
      */
     public record HeldLockDescriptor(String key, String name, String type, long fencingToken, String heldSince,
-            long heldForMs, Long leaseLeftMs, boolean renewing, String thread, String state) {
+            long heldForMs, @Nullable Long leaseLeftMs, boolean renewing, String thread, String state) {
     }
 
     /** One caller waiting for a lock. */

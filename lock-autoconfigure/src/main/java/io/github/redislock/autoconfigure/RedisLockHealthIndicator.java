@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.github.redislock.core.RedisLockDiagnostics;
 import io.github.redislock.core.RedisLockTemplate;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
@@ -28,10 +29,10 @@ public class RedisLockHealthIndicator implements HealthIndicator {
     public Health health() {
         Duration limit = template.config().watchdogLease().dividedBy(3);
         List<RedisLockDiagnostics.HeldLock> held = template.diagnostics().heldLocks();
-        List<Map<String, Object>> failing = held.stream()
+        List<Map<String, @Nullable Object>> failing = held.stream()
                 .filter(lock -> lock.renewing() && lock.renewalOverdue().compareTo(limit) > 0)
                 .map(lock -> {
-                    Map<String, Object> detail = new LinkedHashMap<>();
+                    Map<String, @Nullable Object> detail = new LinkedHashMap<>();
                     detail.put("key", lock.key());
                     detail.put("name", lock.name());
                     detail.put("renewalOverdueMs", lock.renewalOverdue().toMillis());

@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer meters of a {@link io.github.redislock.core.RedisLockTemplate}'s locks. Every meter is tagged with the
@@ -48,7 +49,7 @@ public final class RedisLockMetrics implements LockObserver {
             }
 
             @Override
-            public void notAcquired(Duration waited, Throwable failure) {
+            public void notAcquired(Duration waited, @Nullable Throwable failure) {
                 acquireTimer(lock, failure == null ? "timeout" : "error").record(waited);
             }
         };

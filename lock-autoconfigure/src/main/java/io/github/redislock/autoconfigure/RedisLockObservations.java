@@ -5,6 +5,7 @@ import java.time.Duration;
 import io.github.redislock.core.LockObserver;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Each wait for a lock as a Micrometer {@link Observation} named {@value #NAME} (a span for tracing, a child of the
@@ -40,7 +41,7 @@ public final class RedisLockObservations implements LockObserver {
             }
 
             @Override
-            public void notAcquired(Duration waited, Throwable failure) {
+            public void notAcquired(Duration waited, @Nullable Throwable failure) {
                 observation.lowCardinalityKeyValue("redis.lock.outcome", failure == null ? "timeout" : "error");
                 if (failure != null) {
                     observation.error(failure);

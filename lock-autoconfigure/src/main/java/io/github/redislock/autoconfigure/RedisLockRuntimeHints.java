@@ -4,6 +4,7 @@ import java.util.List;
 
 import io.github.redislock.annotation.DistributedLock;
 import io.github.redislock.annotation.FencingToken;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.MemberCategory;
 import org.springframework.aot.hint.RuntimeHints;
@@ -23,7 +24,7 @@ class RedisLockRuntimeHints implements RuntimeHintsRegistrar {
     static final String LOCK_KEY_ROOT = "io.github.redislock.annotation.LockKeyExpressions$LockKeyRoot";
 
     @Override
-    public void registerHints(RuntimeHints hints, ClassLoader classLoader) {
+    public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
         hints.resources().registerPattern("io/github/redislock/*.lua");
         hints.resources().registerPattern("io/github/redislock/lib/*.lua");
         for (Class<?> annotation : List.of(DistributedLock.class, FencingToken.class)) {

@@ -5,6 +5,7 @@ import java.util.List;
 import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -68,7 +69,7 @@ public final class RedlockAutoConfiguration {
     }
 
     /** The application's driver: its connection factory's, else the configured client type, else Lettuce first. */
-    static RedlockConnections.Driver driver(RedisConnectionFactory appFactory, String clientType) {
+    static RedlockConnections.Driver driver(@Nullable RedisConnectionFactory appFactory, @Nullable String clientType) {
         ClassLoader loader = RedlockAutoConfiguration.class.getClassLoader();
         if (appFactory != null && appFactory.getClass().getName().contains(".jedis.")) {
             return RedlockConnections.Driver.JEDIS;

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -112,7 +113,7 @@ public final class RedlockConnections implements DisposableBean {
     }
 
     /** One {@code redis://[user:password@]host:port[/db]} (or {@code rediss://}) node address. */
-    record Address(String host, int port, String username, String password, int database, boolean ssl) {
+    record Address(String host, int port, @Nullable String username, @Nullable String password, int database, boolean ssl) {
 
         /**
          * @param property the property it came from, for messages

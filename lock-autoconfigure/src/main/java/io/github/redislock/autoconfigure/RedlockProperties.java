@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -30,7 +31,7 @@ public class RedlockProperties {
      * every lock it forgot has expired first: at least the longest lease any client takes on these nodes. Defaults to
      * redis-lock.lease-time; a redlock acquisition with a longer fixed lease is refused.
      */
-    private Duration restartDelay;
+    private @Nullable Duration restartDelay;
 
     public List<String> getNodes() {
         return nodes;
@@ -48,11 +49,11 @@ public class RedlockProperties {
         this.timeout = timeout;
     }
 
-    public Duration getRestartDelay() {
+    public @Nullable Duration getRestartDelay() {
         return restartDelay;
     }
 
-    public void setRestartDelay(Duration restartDelay) {
+    public void setRestartDelay(@Nullable Duration restartDelay) {
         this.restartDelay = restartDelay;
     }
 }

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
 import io.github.redislock.core.WaitLoop.Deadline;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
@@ -112,7 +113,7 @@ final class ExclusiveLock {
      *
      * @return whether the lock was still held and is extended; when Redis no longer had it, it is marked lost
      */
-    boolean extend(LocalLockHandle handle, Duration lease, Duration holdAtLeast) {
+    boolean extend(LocalLockHandle handle, Duration lease, @Nullable Duration holdAtLeast) {
         LocalLock lock = handle.lease();
         if (!lock.mutex.isHeldByCurrentThread()) {
             throw new IllegalMonitorStateException("Lock '" + lock.key + "' is not held by thread '"

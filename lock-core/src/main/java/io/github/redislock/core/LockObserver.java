@@ -2,6 +2,8 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Told what the locks of a {@link RedisLockTemplate} do, for metrics and tracing: how each wait ended and how long
  * it took, how long each lock was held, locks found lost, and each watchdog renewal. Register one with
@@ -56,7 +58,7 @@ public interface LockObserver {
          * @param failure why: {@code null} when another owner held it for the whole wait (a timeout), else the
          *        Redis failure or interrupt that ended the wait
          */
-        default void notAcquired(Duration waited, Throwable failure) {
+        default void notAcquired(Duration waited, @Nullable Throwable failure) {
         }
     }
 

@@ -3,6 +3,8 @@ package io.github.redislock.core;
 import java.time.Duration;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * How to acquire a lock: how long to wait for it, and how long its lease is.
  * <p>
@@ -20,12 +22,13 @@ public final class LockOptions {
 
     private static final LockOptions DEFAULTS = new LockOptions(null, null, null, null);
 
-    private final Duration waitTime;
-    private final Duration leaseTime;
-    private final String name;
-    private final Duration holdAtLeast;
+    private final @Nullable Duration waitTime;
+    private final @Nullable Duration leaseTime;
+    private final @Nullable String name;
+    private final @Nullable Duration holdAtLeast;
 
-    private LockOptions(Duration waitTime, Duration leaseTime, String name, Duration holdAtLeast) {
+    private LockOptions(@Nullable Duration waitTime, @Nullable Duration leaseTime, @Nullable String name,
+            @Nullable Duration holdAtLeast) {
         if (waitTime != null && waitTime.isNegative()) {
             throw new IllegalArgumentException("waitTime must not be negative, was " + waitTime);
         }
@@ -93,22 +96,22 @@ public final class LockOptions {
     }
 
     /** The name for metrics and tracing, or {@code null} for none ({@value LockObserver#UNNAMED}). */
-    public String name() {
+    public @Nullable String name() {
         return name;
     }
 
     /** The minimum time the lock stays held after acquisition, or {@code null} for none (released at once). */
-    public Duration holdAtLeast() {
+    public @Nullable Duration holdAtLeast() {
         return holdAtLeast;
     }
 
     /** The wait time, or {@code null} for the template's default. */
-    public Duration waitTime() {
+    public @Nullable Duration waitTime() {
         return waitTime;
     }
 
     /** The fixed lease, or {@code null} for the watchdog. */
-    public Duration leaseTime() {
+    public @Nullable Duration leaseTime() {
         return leaseTime;
     }
 

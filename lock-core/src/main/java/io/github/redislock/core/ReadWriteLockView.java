@@ -39,27 +39,25 @@ final class ReadWriteLockView implements RedisReadWriteLock {
     private static final class Side extends RedisLockView {
 
         private final ReadWriteLocks locks;
-        private final LockMode mode;
 
         Side(ReadWriteLocks locks, String key, LockType type, Verbs verbs) {
             super(key, type, verbs);
             this.locks = locks;
-            this.mode = type == LockType.READ ? LockMode.READ : LockMode.WRITE;
         }
 
         @Override
         boolean acquire(Duration wait, boolean interruptible) throws InterruptedException {
-            return locks.lock(key(), mode, wait, null, interruptible) != null;
+            return locks.lock(key(), type(), wait, null, interruptible) != null;
         }
 
         @Override
         void release() {
-            locks.release(key(), mode);
+            locks.release(key(), type());
         }
 
         @Override
         public String toString() {
-            return "RedisReadWriteLock." + (mode == LockMode.READ ? "ReadLock[" : "WriteLock[") + key() + "]";
+            return "RedisReadWriteLock." + (type() == LockType.READ ? "ReadLock[" : "WriteLock[") + key() + "]";
         }
     }
 }

@@ -2,21 +2,12 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 
-import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
-import io.github.redislock.core.WaitLoop.Deadline;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.springframework.dao.DataAccessException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The read/write lock type: many readers or one writer, across threads and JVMs.
@@ -48,83 +39,28 @@ import org.springframework.dao.DataAccessException;
  * Each Redis holding is watched by the {@link Watchdog} from acquisition to release, which renews those without an
  * explicit lease time as it renews every lock type's, and marks one it finds gone lost and tells the
  * {@link LockLostListener}s.
+ * <p>
+ * This class keeps each thread's holds and runs the reader and writer paths; {@link ReadShares} keeps the read
+ * shares and this client's writer count, and {@link ReadWriteRedis} does the waiting and releasing in Redis.
  */
 final class ReadWriteLocks {
 
-    private static final Logger log = LoggerFactory.getLogger(ReadWriteLocks.class);
-
-    /** What rw-read-renew-many.lua answers for a share it renewed while a writer waits. */
-    private static final char WRITER_WAITS = '2';
-
-    /** Starts the notice that a writer waits for a key: a control character, which no valid lock key contains. */
-    private static final String WRITER_WAITS_PREFIX = "\u0003rw-writer-waits:";
-
-    private final LockScripts scripts;
     /** Where the threads of this client waiting for a key sleep; woken when a release of the key is published. */
     private final LocalLocks waiting = new LocalLocks();
-    private final WaitLoop waitLoop;
     private final Watchdog watchdog;
-    private final Renewer readRenewer;
+    private final ReadWriteRedis redis;
+    private final ReadShares shares;
     private final Renewer writeRenewer;
-    private final BackgroundCleanup cleanup;
-    private final String clientId;
-    private final Duration watchdogLease;
-    private final AtomicLong acquisitions = new AtomicLong();
     /** The current thread's holds, by key. */
     private final ThreadLocal<Map<String, Holds>> holds = ThreadLocal.withInitial(HashMap::new);
-    /** This client's newest read share of each key it reads, joinable or not. */
-    private final ConcurrentHashMap<String, ReadShare> shares = new ConcurrentHashMap<>();
-    /** How many threads of this client wait for or hold the write lock of each key (absent: none). */
-    private final ConcurrentHashMap<String, Integer> writers = new ConcurrentHashMap<>();
-    private final Renewer shareRenewer;
 
     ReadWriteLocks(LockScripts scripts, WaitLoop waitLoop, Watchdog watchdog, BackgroundCleanup cleanup, String clientId,
             Duration watchdogLease) {
-        this.scripts = scripts;
-        this.waitLoop = waitLoop;
         this.watchdog = watchdog;
-        Renewer.Many renewShares = scripts.renewManyReadShares();
-        // a renewal of a read share also says whether a writer waits, in case the writer's notice was lost
-        Renewer.Many renewReads = new Renewer.Many() {
-            @Override
-            public Renewer.Replies renew(List<String> keys, List<String> owners, long[] leaseMillis) {
-                Renewer.Replies replies = renewShares.renew(keys, owners, leaseMillis);
-                String outcomes = replies.outcomes();
-                if (outcomes.indexOf(WRITER_WAITS) < 0) {
-                    return replies;
-                }
-                for (int i = 0; i < outcomes.length(); i++) {
-                    if (outcomes.charAt(i) == WRITER_WAITS) {
-                        closeShare(keys.get(i), owners.get(i));
-                    }
-                }
-                return new Renewer.Replies(outcomes.replace(WRITER_WAITS, Renewer.Replies.RENEWED), replies.failure());
-            }
-
-            @Override
-            public String nodeOf(String key) {
-                return renewShares.nodeOf(key);
-            }
-
-            @Override
-            public int batchOf(String key) {
-                return renewShares.batchOf(key);
-            }
-        };
-        Renewer.Call renewRead = (key, owner, leaseMillis) -> {
-            long renewal = scripts.readWriteRenewal(key, owner, false, leaseMillis);
-            if (renewal == 2) {
-                closeShare(key, owner);
-            }
-            return renewal >= 1;
-        };
-        this.readRenewer = new Renewer(Kind.READ, renewRead, renewReads);
-        this.shareRenewer = this.readRenewer;
+        this.redis = new ReadWriteRedis(scripts, waiting, waitLoop, cleanup, clientId, watchdogLease);
+        this.shares = new ReadShares(scripts, redis, waiting, waitLoop, watchdog);
         this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
                 scripts.renewManyWriteLocks());
-        this.cleanup = cleanup;
-        this.clientId = clientId;
-        this.watchdogLease = watchdogLease;
     }
 
     /**
@@ -132,88 +68,16 @@ final class ReadWriteLocks {
      * and the read share the read side joined (or {@code null} when the thread has its own reader entry).
      */
     private static final class Holds {
-        LocalLock read;
+        @Nullable LocalLock read;
         int reads;
-        ReadShare share;
-        LocalLock write;
+        @Nullable ReadShare share;
+        @Nullable LocalLock write;
         int writes;
-    }
-
-    /**
-     * This client's read share of one key: one reader entry in Redis (its {@link #holding}: owner, epoch token,
-     * lease) held for the reading threads that joined it. Closed, it takes no new readers: a writer waits, or its
-     * last reader left.
-     */
-    private static final class ReadShare {
-
-        final LocalLock holding;
-        private final ReentrantLock lock = new ReentrantLock();
-        private int readers = 1;
-        private boolean closed;
-
-        ReadShare(LocalLock holding) {
-            this.holding = holding;
-        }
-
-        /** Counts one more reader in, if it is open and still held. */
-        boolean join() {
-            lock.lock();
-            try {
-                if (closed || !holding.isValid()) {
-                    return false;
-                }
-                readers++;
-                return true;
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        /** Counts one reader out; returns whether it was the last (the share is then closed for good). */
-        boolean leave() {
-            lock.lock();
-            try {
-                if (--readers > 0) {
-                    return false;
-                }
-                closed = true;
-                return true;
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        void close() {
-            lock.lock();
-            try {
-                closed = true;
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        boolean isOpen() {
-            lock.lock();
-            try {
-                return !closed;
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        int readers() {
-            lock.lock();
-            try {
-                return readers;
-            } finally {
-                lock.unlock();
-            }
-        }
     }
 
     /** The message telling a client that a writer waits for {@code key}. */
     static String writerWaits(String key) {
-        return WRITER_WAITS_PREFIX + key;
+        return ReadShares.writerWaits(key);
     }
 
     /**
@@ -221,25 +85,15 @@ final class ReadWriteLocks {
      * writer waits for a key: this client's threads stop joining its read share.
      */
     void wake(String key) {
-        if (key.startsWith(WRITER_WAITS_PREFIX)) {
-            closeShare(key.substring(WRITER_WAITS_PREFIX.length()), null);
+        if (shares.closeOnNotice(key)) {
             return;
         }
         waiting.wake(key);
     }
 
-    /** No more threads join this client's read share of {@code key} (only the one of {@code owner}, if given). */
-    private void closeShare(String key, String owner) {
-        ReadShare share = shares.get(key);
-        if (share != null && (owner == null || owner.equals(share.holding.owner))) {
-            share.close();
-        }
-    }
-
     /** This client's read share of {@code key} and the readers in it (for tests); {@code 0} when it has none open. */
     int shareReaders(String key) {
-        ReadShare share = shares.get(key);
-        return share == null || !share.isOpen() ? 0 : share.readers();
+        return shares.readers(key);
     }
 
     /** Releases may have been missed: every waiting thread looks again. */
@@ -256,7 +110,7 @@ final class ReadWriteLocks {
      * The template API's acquisition: an interrupt while waiting ends the wait with
      * {@link LockNotAcquiredException} and leaves the thread's interrupt flag set.
      */
-    Optional<LockHandle> tryAcquire(String key, LockMode mode, Duration wait, Duration lease) {
+    Optional<LockHandle> tryAcquire(String key, LockType mode, Duration wait, @Nullable Duration lease) {
         try {
             LocalLock holding = lock(key, mode, wait, lease, true);
             return holding == null ? Optional.empty() : Optional.of(new Handle(key, mode, holding));
@@ -275,17 +129,17 @@ final class ReadWriteLocks {
      * @throws IllegalMonitorStateException when a reader asks for the write lock
      * @throws LockLostException when the thread re-enters (or downgrades) a holding that was lost
      */
-    LocalLock lock(String key, LockMode mode, Duration wait, Duration lease, boolean interruptible)
+    @Nullable LocalLock lock(String key, LockType mode, Duration wait, @Nullable Duration lease, boolean interruptible)
             throws InterruptedException {
         Holds mine = holds.get().get(key);
         if (mine != null) {
-            if (mode == LockMode.WRITE && mine.writes > 0) {
+            if (mode == LockType.WRITE && mine.writes > 0) {
                 return reenter(mine.write, () -> mine.writes++);
             }
-            if (mode == LockMode.READ && mine.reads > 0) {
+            if (mode == LockType.READ && mine.reads > 0) {
                 return reenter(mine.read, () -> mine.reads++);
             }
-            if (mode == LockMode.WRITE) {
+            if (mode == LockType.WRITE) {
                 throw new IllegalMonitorStateException("Read/write lock '" + key + "': thread '"
                         + Thread.currentThread().getName() + "' holds the read lock and asked for the write lock; upgrading "
                         + "is not supported (two readers upgrading would wait for each other forever). Release the read "
@@ -297,8 +151,8 @@ final class ReadWriteLocks {
             checkValid(mine.write);
             downgradingWriter = mine.write.owner;
         }
-        if (mode == LockMode.READ && lease == null && downgradingWriter.isEmpty()) {
-            ReadShare share = readShare(key, wait, interruptible);
+        if (mode == LockType.READ && lease == null && downgradingWriter.isEmpty()) {
+            ReadShare share = shares.joinOrOpen(key, wait, interruptible);
             if (share == null) {
                 return null;
             }
@@ -309,33 +163,35 @@ final class ReadWriteLocks {
             return share.holding;
         }
         LocalLock holding;
-        if (mode == LockMode.WRITE) {
-            writerIn(key);
-            closeShare(key, null); // a writer of this client is about to wait: no new reader joins
+        if (mode == LockType.WRITE) {
+            shares.writerIn(key);
+            shares.close(key, null); // a writer of this client is about to wait: no new reader joins
             boolean acquired = false;
             try {
-                holding = acquireInRedis(key, mode, wait, lease, interruptible, downgradingWriter);
+                // a reader of this client may have opened a share since the last attempt
+                holding = redis.acquire(key, mode, wait, lease, interruptible, downgradingWriter,
+                        () -> shares.close(key, null));
                 acquired = holding != null;
             } finally {
                 if (!acquired) {
-                    writerOut(key);
+                    shares.writerOut(key);
                 }
             }
         } else {
-            holding = acquireInRedis(key, mode, wait, lease, interruptible, downgradingWriter);
+            holding = redis.acquire(key, mode, wait, lease, interruptible, downgradingWriter, () -> { });
         }
         if (holding == null) {
             return null;
         }
         Holds recorded = holds.get().computeIfAbsent(key, k -> new Holds());
-        if (mode == LockMode.READ) {
+        if (mode == LockType.READ) {
             recorded.read = holding;
             recorded.reads = 1;
         } else {
             recorded.write = holding;
             recorded.writes = 1;
         }
-        watchdog.watch(holding, mode == LockMode.READ ? readRenewer : writeRenewer);
+        watchdog.watch(holding, mode == LockType.READ ? shares.renewer() : writeRenewer);
         return holding;
     }
 
@@ -353,200 +209,15 @@ final class ReadWriteLocks {
     }
 
     /**
-     * Joins this client's read share of {@code key}, or opens one in Redis when there is none open (one thread at a
-     * time; the others wait for it, then join).
-     *
-     * @return the share joined, counting the current thread in; {@code null} on timeout
-     */
-    private ReadShare readShare(String key, Duration wait, boolean interruptible) throws InterruptedException {
-        ReadShare share = join(key);
-        if (share != null) {
-            return share;
-        }
-        Deadline deadline = Deadline.startingNow(wait);
-        LocalLock wakePoint = waiting.retain(key);
-        try {
-            if (!lockOpening(wakePoint.mutex, deadline, interruptible)) {
-                return null;
-            }
-            try {
-                share = join(key); // opened meanwhile by the thread before this one
-                if (share != null) {
-                    return share;
-                }
-                if (awaitLocalWriters(key, wakePoint, deadline, interruptible)) {
-                    return null;
-                }
-                String owner = clientId + ":share:" + acquisitions.incrementAndGet();
-                LocalLock holding = awaitInRedis(key, LockMode.READ, deadline, null, interruptible, "", owner, wakePoint);
-                if (holding == null) {
-                    return null;
-                }
-                share = new ReadShare(holding);
-                watchdog.watch(holding, shareRenewer);
-                shares.put(key, share);
-                waitLoop.listen(); // a waiting writer's notice reaches this client only once it is subscribed
-                return share;
-            } finally {
-                wakePoint.mutex.unlock();
-            }
-        } finally {
-            waiting.unretain(wakePoint);
-        }
-    }
-
-    /** Counts a thread of this client in as waiting for or holding the write lock of {@code key}. */
-    private void writerIn(String key) {
-        writers.merge(key, 1, Integer::sum);
-    }
-
-    /** Counts it out; the last one out wakes a thread waiting to open a read share. */
-    private void writerOut(String key) {
-        if (writers.computeIfPresent(key, (k, count) -> count > 1 ? count - 1 : null) == null) {
-            waiting.wake(key);
-        }
-    }
-
-    /**
-     * Waits while threads of this client wait for or hold the write lock: a share opened now would only wait in
-     * Redis behind them (this client's waiting writers keep new readers out as anyone's do).
-     *
-     * @return whether the deadline passed first
-     */
-    private boolean awaitLocalWriters(String key, LocalLock wakePoint, Deadline deadline, boolean interruptible)
-            throws InterruptedException {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                long seen = wakePoint.wakeups();
-                if (!writers.containsKey(key)) {
-                    return false;
-                }
-                long left = deadline.remainingNanos();
-                if (left <= 0) {
-                    return true;
-                }
-                // bounded, in case a wake-up is missed: the writer's own release in Redis wakes too
-                long millis = Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 100));
-                interrupted |= wakePoint.awaitWake(seen, millis, interruptible);
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private ReadShare join(String key) {
-        ReadShare share = shares.get(key);
-        return share != null && share.join() ? share : null;
-    }
-
-    /** Takes the turn to open a read share; an interrupt ends the wait only when {@code interruptible}. */
-    private static boolean lockOpening(ReentrantLock mutex, Deadline deadline, boolean interruptible)
-            throws InterruptedException {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    if (deadline.isForever()) {
-                        if (interruptible) {
-                            mutex.lockInterruptibly();
-                        } else {
-                            mutex.lock();
-                        }
-                        return true;
-                    }
-                    return mutex.tryLock(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    if (interruptible) {
-                        throw e;
-                    }
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private LocalLock acquireInRedis(String key, LockMode mode, Duration wait, Duration lease, boolean interruptible,
-            String downgradingWriter) throws InterruptedException {
-        Deadline deadline = Deadline.startingNow(wait);
-        // a new owner id per acquisition, as the exclusive lock: the clean-up of an earlier attempt never
-        // releases a later one
-        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
-        LocalLock wakePoint = waiting.retain(key);
-        try {
-            return awaitInRedis(key, mode, deadline, lease, interruptible, downgradingWriter, owner, wakePoint);
-        } finally {
-            waiting.unretain(wakePoint);
-        }
-    }
-
-    private LocalLock awaitInRedis(String key, LockMode mode, Deadline deadline, Duration lease, boolean interruptible,
-            String downgradingWriter, String owner, LocalLock wakePoint) throws InterruptedException {
-        long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
-        LocalLock holding = new LocalLock(key);
-        boolean interrupted = waitLoop.await(wakePoint, deadline, interruptible, (sleepMillis, registered) -> {
-            long requestStart = System.nanoTime();
-            if (mode == LockMode.WRITE) {
-                closeShare(key, null); // a reader of this client may have opened a share since the last attempt
-            }
-            AcquireReply reply = mode == LockMode.READ
-                    ? scripts.readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter)
-                    : scripts.writeAcquire(key, owner, leaseMillis, sleepMillis);
-            if (reply.acquired()) {
-                holding.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
-                        lease == null);
-            }
-            return reply;
-        }, (registered, uncertain) -> giveUp(key, mode, owner, registered, uncertain));
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return holding.owner != null ? holding : null;
-    }
-
-    /**
-     * Leaves nothing behind after a failed wait: a writer's waiting entry (so the readers it held back enter now),
-     * and a holding whose grant reply was lost. A client's waiting entry is left to expire: another thread of this
-     * client may still wait on it.
-     */
-    private void giveUp(String key, LockMode mode, String owner, boolean registered, boolean uncertain) {
-        if (uncertain) {
-            cleanup.run(() -> {
-                scripts.readWriteRelease(key, owner, mode == LockMode.WRITE);
-                if (mode == LockMode.WRITE) {
-                    scripts.leaveAsWriter(key, owner);
-                }
-            });
-            return;
-        }
-        if (registered && mode == LockMode.WRITE) {
-            BackgroundCleanup.withoutInterrupt(() -> {
-                try {
-                    scripts.leaveAsWriter(key, owner);
-                } catch (RuntimeException e) {
-                    log.debug("Could not withdraw a waiting writer of lock '{}'; its entry expires", key, e);
-                    cleanup.run(() -> scripts.leaveAsWriter(key, owner));
-                }
-            });
-        }
-    }
-
-    /**
      * Releases one hold of the current thread on one side of the lock.
      *
      * @throws IllegalMonitorStateException when the thread does not hold that side
      * @throws LockLostException when the holding had been lost before this release
      */
-    void release(String key, LockMode mode) {
+    void release(String key, LockType mode) {
         Map<String, Holds> all = holds.get();
         Holds mine = all.get(key);
-        int count = mine == null ? 0 : mode == LockMode.READ ? mine.reads : mine.writes;
+        int count = mine == null ? 0 : mode == LockType.READ ? mine.reads : mine.writes;
         if (count == 0) {
             throw new IllegalMonitorStateException("The " + mode.name().toLowerCase() + " lock of '" + key
                     + "' is not held by thread '" + Thread.currentThread().getName()
@@ -554,7 +225,7 @@ final class ReadWriteLocks {
         }
         LocalLock holding;
         ReadShare share = null;
-        if (mode == LockMode.READ) {
+        if (mode == LockType.READ) {
             holding = mine.read;
             if (--mine.reads > 0) {
                 return;
@@ -586,23 +257,14 @@ final class ReadWriteLocks {
         }
         String owner = holding.releasing();
         watchdog.unwatch(holding);
-        boolean[] wasOwner = {true};
-        BackgroundCleanup.withoutInterrupt(() -> {
-            try {
-                wasOwner[0] = scripts.readWriteRelease(key, owner, mode == LockMode.WRITE);
-            } catch (DataAccessException e) {
-                log.warn("Could not release the {} lock of '{}' in Redis ({}); retrying in the background, and its lease "
-                        + "ends it at the latest", mode.name().toLowerCase(), key, e.toString());
-                cleanup.run(() -> scripts.readWriteRelease(key, owner, mode == LockMode.WRITE));
-            }
-        });
-        if (mode == LockMode.WRITE) {
-            writerOut(key); // after the release in Redis: a share opened now finds the lock free
+        boolean wasOwner = redis.release(key, owner, mode);
+        if (mode == LockType.WRITE) {
+            shares.writerOut(key); // after the release in Redis: a share opened now finds the lock free
         }
         if (invalid != null) {
             throw new LockLostException(key, token, invalid);
         }
-        if (!wasOwner[0]) {
+        if (!wasOwner) {
             throw new LockLostException(key, token, "Redis no longer had it as this owner's at release");
         }
     }
@@ -611,11 +273,11 @@ final class ReadWriteLocks {
     private final class Handle extends ThreadBoundHandle implements LockActivity.Leased {
 
         private final String key;
-        private final LockMode mode;
+        private final LockType mode;
         private final LocalLock holding;
         private final long token;
 
-        Handle(String key, LockMode mode, LocalLock holding) {
+        Handle(String key, LockType mode, LocalLock holding) {
             this.key = key;
             this.mode = mode;
             this.holding = holding;

@@ -8,6 +8,8 @@ import java.util.Set;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A live view of what a {@link RedisLockTemplate} holds in this JVM, for health checks, leak hunting and tests;
  * every call reads the current state and counts every lock type: exclusive, fair, read/write and semaphore.
@@ -21,7 +23,7 @@ public final class RedisLockDiagnostics {
         /** {@link RedisLockTemplate#acquire}, {@link RedisLockTemplate#lock} and multi-key locks. */
         EXCLUSIVE,
 
-        /** {@link RedisLockTemplate#fairLock} and {@link RedisLockTemplate#acquireFair}. */
+        /** {@link RedisLockTemplate#fairLock}. */
         FAIR,
 
         /** The read side of {@link RedisLockTemplate#readWriteLock}. */
@@ -67,11 +69,12 @@ public final class RedisLockDiagnostics {
      *        {@code null} while its holder holds it
      */
     public record HeldLock(String key, String name, LockType type, long fencingToken, Instant heldSince,
-            Duration leaseLeft, boolean renewing, String thread, Duration renewalOverdue, Instant heldUntil) {
+            @Nullable Duration leaseLeft, boolean renewing, String thread, Duration renewalOverdue,
+            @Nullable Instant heldUntil) {
 
         /** A lock its holder holds now. */
-        public HeldLock(String key, String name, LockType type, long fencingToken, Instant heldSince, Duration leaseLeft,
-                boolean renewing, String thread, Duration renewalOverdue) {
+        public HeldLock(String key, String name, LockType type, long fencingToken, Instant heldSince,
+                @Nullable Duration leaseLeft, boolean renewing, String thread, Duration renewalOverdue) {
             this(key, name, type, fencingToken, heldSince, leaseLeft, renewing, thread, renewalOverdue, null);
         }
     }

@@ -16,6 +16,7 @@ import java.util.concurrent.locks.ReadWriteLock;
 import java.util.stream.Stream;
 
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -268,7 +269,7 @@ public final class RedisLockTemplate implements LockOperations {
      *         or a minimum hold longer than the lease
      * @throws IllegalMonitorStateException when called by another thread than the one that acquired it
      */
-    public boolean extend(LockHandle handle, Duration lease, Duration holdAtLeast) {
+    public boolean extend(LockHandle handle, Duration lease, @Nullable Duration holdAtLeast) {
         Objects.requireNonNull(handle, "handle");
         LockOptions.waitFor(Duration.ZERO).withLease(lease); // the lease's checks
         if (holdAtLeast != null) {
@@ -288,8 +289,7 @@ public final class RedisLockTemplate implements LockOperations {
 
     private Optional<LockHandle> tryReadWrite(String key, LockType type, Duration wait, LockOptions options) {
         refuseHoldAtLeast(options, type.tag());
-        LockMode mode = type == LockType.READ ? LockMode.READ : LockMode.WRITE;
-        return activity.acquire(options.name(), key, type, () -> readWrite.tryAcquire(key, mode, wait, options.leaseTime()));
+        return activity.acquire(options.name(), key, type, () -> readWrite.tryAcquire(key, type, wait, options.leaseTime()));
     }
 
     private Optional<LockHandle> tryFair(String key, Duration wait, LockOptions options) {
@@ -304,9 +304,8 @@ public final class RedisLockTemplate implements LockOperations {
                     () -> exclusive.tryAcquire(key, left, lease, options.holdAtLeast()));
             case READ, WRITE -> {
                 refuseHoldAtLeast(options, type.tag());
-                LockMode mode = type == LockType.READ ? LockMode.READ : LockMode.WRITE;
                 yield (key, left, lease) -> activity.acquire(options.name(), key, type,
-                        () -> readWrite.tryAcquire(key, mode, left, lease));
+                        () -> readWrite.tryAcquire(key, type, left, lease));
             }
             default -> throw new IllegalArgumentException("acquireAll takes the exclusive, read or write lock, not "
                     + type);

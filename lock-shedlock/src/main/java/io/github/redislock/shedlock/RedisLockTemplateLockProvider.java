@@ -20,6 +20,7 @@ import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.support.LockException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,7 +116,7 @@ public final class RedisLockTemplateLockProvider implements ExtensibleLockProvid
     }
 
     /** The minimum hold from {@code now} to {@code until}, at most {@code lease}; {@code null} for none. */
-    private static Duration holdUntil(Instant now, Instant until, Duration lease) {
+    private static @Nullable Duration holdUntil(Instant now, Instant until, Duration lease) {
         Duration hold = Duration.between(now, until);
         if (hold.toMillis() < 1) {
             return null;
@@ -147,7 +148,7 @@ public final class RedisLockTemplateLockProvider implements ExtensibleLockProvid
 
         private final HolderThread holder;
         /** Set on the holder thread; read by the others after a call there. */
-        private volatile LockHandle handle;
+        private volatile @Nullable LockHandle handle;
         /** Whether the handle was released; touched on the holder thread only (or the caller's once it ended). */
         private boolean released;
 
@@ -171,16 +172,17 @@ public final class RedisLockTemplateLockProvider implements ExtensibleLockProvid
         }
 
         /** On the holder thread: releases the handle once, warning when it was lost. */
-        void release(String whyLost) {
+        void release(@Nullable String whyLost) {
             if (released) {
                 return;
             }
             released = true;
+            LockHandle held = Objects.requireNonNull(handle, "released before it was acquired");
             try {
-                handle.release();
+                held.release();
             } catch (LockLostException e) {
                 log.warn("ShedLock lock '{}' was lost before it was unlocked: {} Another instance may have run the "
-                        + "job meanwhile; give it a longer lockAtMostFor if the job can run that long", handle.key(),
+                        + "job meanwhile; give it a longer lockAtMostFor if the job can run that long", held.key(),
                         whyLost != null ? whyLost : e.getMessage());
             }
         }
@@ -212,7 +214,7 @@ public final class RedisLockTemplateLockProvider implements ExtensibleLockProvid
             boolean held;
             try {
                 held = holding.holder.call(() -> {
-                    if (holding.released || !template.extend(holding.handle, lease, holdAtLeast)) {
+                    if (holding.released || !template.extend(Objects.requireNonNull(holding.handle), lease, holdAtLeast)) {
                         holding.release(null); // lost: let go of it in this JVM, so the next tick can take it
                         return false;
                     }

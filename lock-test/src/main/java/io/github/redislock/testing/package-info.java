@@ -4,5 +4,10 @@
  * {@code spring.data.redis.*} at it, {@link io.github.redislock.testing.DistributedLockAssert} checks that code runs
  * under a distributed lock, and {@link io.github.redislock.testing.LockTestSupport#holdElsewhere} makes a lock
  * unavailable so a test can exercise {@code onFailure}.
+ * <p>
+ * Values are non-null unless marked {@link org.jspecify.annotations.Nullable}.
  */
+@NullMarked
 package io.github.redislock.testing;
+
+import org.jspecify.annotations.NullMarked;
