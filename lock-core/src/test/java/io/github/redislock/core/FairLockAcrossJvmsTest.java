@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -72,7 +73,7 @@ class FairLockAcrossJvmsTest {
                     FairLockJvm.class.getName(), server.host(), Integer.toString(server.port()))
                     .redirectErrorStream(true).start();
             ChildJvm child = new ChildJvm(process, new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8),
-                    new CompletableFuture<>(), Collections.synchronizedList(new ArrayList<>()));
+                    new CompletableFuture<>(), new CopyOnWriteArrayList<>());
             Thread reader = new Thread(() -> readOutput(child), "fair-jvm-" + i + "-output");
             reader.setDaemon(true);
             reader.start();
