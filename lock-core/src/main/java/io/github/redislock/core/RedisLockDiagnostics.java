@@ -23,7 +23,7 @@ public final class RedisLockDiagnostics {
         /** {@link RedisLockTemplate#acquire}, {@link RedisLockTemplate#lock} and multi-key locks. */
         EXCLUSIVE,
 
-        /** {@link RedisLockTemplate#fairLock} and {@link RedisLockTemplate#acquireFair}. */
+        /** {@link RedisLockTemplate#fairLock}. */
         FAIR,
 
         /** The read side of {@link RedisLockTemplate#readWriteLock}. */

@@ -42,6 +42,7 @@ class WatchdogAtScaleTest {
     static RedisServerProcess server;
     static RedisClients clients;
     static StringRedisTemplate redis;
+    static StringRedisTemplate patient;
 
     /** The test's template, closed after it: its watchdog must not renew anything during the next test's count. */
     RedisLockTemplate template;
@@ -172,10 +173,17 @@ class WatchdogAtScaleTest {
                 .sum();
     }
 
-    /** How many of the locks named {@code prefix:<n>} Redis has. */
+    /**
+     * How many of the locks named {@code prefix:<n>} Redis has: counted on a connection that waits 30 s for each reply,
+     * since a busy machine can hold up one SCAN page past the two seconds the lock's own clients allow (a check of the
+     * test's, not a renewal; it once failed a CI run on a loaded machine with a read timeout).
+     */
     private static int lockKeysInRedis(String prefix) {
+        if (patient == null) {
+            patient = clients.redisTemplate(Duration.ofSeconds(30));
+        }
         int found = 0;
-        try (Cursor<String> keys = redis.scan(ScanOptions.scanOptions().match("redis-lock:{" + prefix + ":*}").count(1000)
+        try (Cursor<String> keys = patient.scan(ScanOptions.scanOptions().match("redis-lock:{" + prefix + ":*}").count(1000)
                 .build())) {
             while (keys.hasNext()) {
                 keys.next();
