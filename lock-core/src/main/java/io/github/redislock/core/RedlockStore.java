@@ -57,7 +57,9 @@ final class RedlockStore implements LockStore {
     private final ReentrantLock checkingDeployment = new ReentrantLock();
     /** Until when (System.nanoTime) each node said it sits out its restart delay, so each delay is logged once. */
     private final Map<String, Long> restarting = new ConcurrentHashMap<>();
-    /** This client's holdings by owner id, from the grant to the release. */
+    /** Numbers the attempts, so each has an owner id of its own on the nodes. */
+    private final java.util.concurrent.atomic.AtomicLong attempts = new java.util.concurrent.atomic.AtomicLong();
+    /** This client's holdings by the engine's owner id, from the grant to the release. */
     private final Map<String, Holder> held = new ConcurrentHashMap<>();
 
     RedlockStore(RedlockNodes nodes, RedisLockKeys keys, long nodeTimeoutNanos, Duration restartDelay) {
@@ -69,7 +71,10 @@ final class RedlockStore implements LockStore {
     }
 
     @Override
-    public AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
+    public AcquireReply acquire(String key, String holder, long leaseMillis, long sleepMillis, boolean registered) {
+        // an owner id of its own per attempt: a failed attempt's release still on its way to a node can never delete
+        // a later attempt's grant there
+        String owner = holder + ":" + attempts.incrementAndGet();
         checkForNewDeployment();
         int size = nodes.size();
         int quorum = nodes.quorum();
@@ -113,7 +118,7 @@ final class RedlockStore implements LockStore {
                 failure = "a majority granted it, but only after " + TimeUnit.NANOSECONDS.toMillis(tookNanos)
                         + " ms, when its lease of " + leaseMillis + " ms had (nearly) run out";
             } else {
-                held.put(owner, new Holder(() -> grants.await(deadline, nodes::restStalled)));
+                held.put(holder, new Holder(owner, () -> grants.await(deadline, nodes::restStalled)));
                 return new AcquireReply(token, 0);
             }
         }
@@ -134,8 +139,9 @@ final class RedlockStore implements LockStore {
 
     /** Releases on every node, also those that did not answer the acquisition (its request may still land there). */
     @Override
-    public ReleaseReply release(String key, String owner) {
-        Holder holder = held.remove(owner);
+    public ReleaseReply release(String key, String holderId) {
+        Holder holder = held.remove(holderId);
+        String owner = holder == null ? holderId : holder.owner;
         if (holder != null) {
             holder.release();
         }
@@ -183,8 +189,9 @@ final class RedlockStore implements LockStore {
      * @throws DataAccessResourceFailureException when neither a majority renewed it nor so many lost it that it is lost
      */
     @Override
-    public boolean renew(String key, String owner, long leaseMillis) {
-        Holder holder = held.get(owner);
+    public boolean renew(String key, String holderId, long leaseMillis) {
+        Holder holder = held.get(holderId);
+        String owner = holder == null ? holderId : holder.owner;
         Replies<Boolean> renewed = nodes.callAll(node -> {
             if (node.scripts().renew(key, owner, leaseMillis)) {
                 return true;
@@ -208,8 +215,13 @@ final class RedlockStore implements LockStore {
     /** Renews many holdings in one {@code renew-many.lua} call per node, each settled by a majority as {@link #renew}. */
     @Override
     public Renewer.Many renewMany() {
-        return (keyList, owners, leaseMillis) -> {
+        return (keyList, holderIds, leaseMillis) -> {
             int count = keyList.size();
+            List<@Nullable Holder> holders = holderIds.stream().map(held::get).toList();
+            List<String> owners = new java.util.ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                owners.add(holders.get(i) == null ? holderIds.get(i) : holders.get(i).owner);
+            }
             long shortest = Long.MAX_VALUE;
             for (long lease : leaseMillis) {
                 shortest = Math.min(shortest, lease);
@@ -218,7 +230,7 @@ final class RedlockStore implements LockStore {
                 Renewer.Replies outcomes = node.scripts().renewMany().renew(keyList, owners, leaseMillis);
                 for (int i = 0; i < count; i++) {
                     if (outcomes.outcomes().charAt(i) == Renewer.Replies.GONE) {
-                        repair(node, keyList.get(i), owners.get(i), leaseMillis[i], held.get(owners.get(i)));
+                        repair(node, keyList.get(i), owners.get(i), leaseMillis[i], holders.get(i));
                     }
                 }
                 return outcomes.outcomes();
@@ -277,8 +289,9 @@ final class RedlockStore implements LockStore {
 
     /** The minimum hold ({@code holdAtLeast}) on every node; held when a majority set it. */
     @Override
-    public boolean setLease(String key, String owner, long leaseMillis) {
-        Holder holder = held.remove(owner);
+    public boolean setLease(String key, String holderId, long leaseMillis) {
+        Holder holder = held.remove(holderId);
+        String owner = holder == null ? holderId : holder.owner;
         if (holder != null) {
             holder.release(); // the holder lets go of it: no renewal may put it back
         }
@@ -355,11 +368,14 @@ final class RedlockStore implements LockStore {
      */
     private static final class Holder {
 
+        /** The owner id the lock has on the nodes: the holder's, with its attempt's number. */
+        final String owner;
         private Runnable lateGrants;
         private boolean released;
         private final Map<String, Integer> repairs = new HashMap<>();
 
-        Holder(Runnable lateGrants) {
+        Holder(String owner, Runnable lateGrants) {
+            this.owner = owner;
             this.lateGrants = lateGrants;
         }
 
