@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -183,36 +184,25 @@ final class RedlockStore implements LockStore {
     }
 
     /**
-     * Extends the lease on every node; a node that no longer holds it for {@code owner} (restarted empty, say) is
-     * asked to grant it again. Only renewals count towards the majority: a lock a majority lost is lost.
+     * Extends the lease on every node; a node that no longer holds it for the holder (restarted empty, say) is asked
+     * to grant it again. Only renewals count towards the majority: a lock a majority lost is lost. As one of
+     * {@link #renewMany()}, which is what the watchdog sends.
      *
      * @throws DataAccessResourceFailureException when neither a majority renewed it nor so many lost it that it is lost
      */
     @Override
     public boolean renew(String key, String holderId, long leaseMillis) {
-        Holder holder = held.get(holderId);
-        String owner = holder == null ? holderId : holder.owner;
-        Replies<Boolean> renewed = nodes.callAll(node -> {
-            if (node.scripts().renew(key, owner, leaseMillis)) {
-                return true;
-            }
-            repair(node, key, owner, leaseMillis, holder);
-            return false;
-        }, System.nanoTime() + renewalReplyNanos(leaseMillis), r -> r.count(Boolean::booleanValue) >= nodes.quorum()
-                || r.values().size() + r.failed() == nodes.size() || nodes.restStalled(r));
-        long still = renewed.count(Boolean::booleanValue);
-        long gone = renewed.count(value -> !value);
-        if (still >= nodes.quorum()) {
-            return true;
+        Renewer.Replies replies = renewMany().renew(List.of(key), List.of(holderId), new long[] {leaseMillis});
+        if (replies.outcomes().charAt(0) == Renewer.Replies.NOT_ASKED) {
+            throw Objects.requireNonNull(replies.failure());
         }
-        if (gone > nodes.size() - nodes.quorum()) {
-            return false;
-        }
-        throw new DataAccessResourceFailureException(still + " of " + nodes.size() + " Redis nodes renewed it (a majority "
-                + "is " + nodes.quorum() + "), " + gone + " no longer held it" + renewed.failures());
+        return replies.outcomes().charAt(0) == Renewer.Replies.RENEWED;
     }
 
-    /** Renews many holdings in one {@code renew-many.lua} call per node, each settled by a majority as {@link #renew}. */
+    /**
+     * Renews many holdings in one {@code renew-many.lua} call per node at once, settled once a majority renewed or
+     * lost each (a frozen node holds up none); a node that no longer has one is asked to grant it again.
+     */
     @Override
     public Renewer.Many renewMany() {
         return (keyList, holderIds, leaseMillis) -> {
@@ -242,7 +232,8 @@ final class RedlockStore implements LockStore {
             }
             boolean undecided = outcomes.indexOf(String.valueOf(Renewer.Replies.NOT_ASKED)) >= 0;
             return new Renewer.Replies(outcomes.toString(), undecided ? new DataAccessResourceFailureException(
-                    "no majority of the Redis nodes renewed or lost them" + replies.failures()) : null);
+                    "no majority of the " + nodes.size() + " Redis nodes renewed it or no longer held it (a majority is "
+                            + nodes.quorum() + ")" + replies.failures()) : null);
         };
     }
 
