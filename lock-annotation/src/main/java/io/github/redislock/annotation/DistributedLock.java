@@ -97,10 +97,17 @@ public @interface DistributedLock {
     int permits() default 0;
 
     /**
-     * Whether to take the lock over the independent Redis masters of {@code redis-lock.redlock.nodes} (Redlock: held
-     * while a majority of them hold it) rather than on the application's Redis. Exclusive locks only (the default
-     * {@code type}, no {@code permits}); the application fails to start when a method asks for it and no Redlock nodes
-     * are configured.
+     * The bean name of the {@code LockOperations} to lock with, as {@code @Cacheable(cacheManager = "...")} names its
+     * cache manager: {@code ""} (the default) is the application's only {@code LockOperations} bean, or its
+     * {@code @Primary} one. With the Spring Boot starter that is {@code "redisLockTemplate"} (the application's Redis,
+     * {@code spring.data.redis.*}); setting {@code redis-lock.redlock.nodes} adds {@code "redlockTemplate"}, which
+     * locks over those independent masters (Redlock) and is used only where a method names it:
+     * {@code @DistributedLock(key = "'payout:' + #id", locks = "redlockTemplate")}.
+     * <p>
+     * Resolved once per method at start-up: a name that is no {@code LockOperations} bean stops the application,
+     * naming the method and listing the beans there are; so does a {@link #type()} of {@code FAIR}, {@code READ},
+     * {@code WRITE} or {@code SEMAPHORE} ({@link #permits()}) on a backend that is not a {@code RedisLockTemplate}:
+     * fair, read/write locks and semaphores are what one Redis does, not a quorum of independent masters.
      */
-    boolean redlock() default false;
+    String locks() default "";
 }

@@ -1,31 +1,61 @@
 package io.github.redislock.annotation;
 
 import java.lang.reflect.Method;
-import java.util.function.Supplier;
 
-import io.github.redislock.core.RedisLockTemplate;
-import io.github.redislock.core.RedlockTemplate;
+import io.github.redislock.core.LockOperations;
 import org.aopalliance.aop.Advice;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
-import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.EmbeddedValueResolver;
+import org.springframework.core.Ordered;
 import org.springframework.util.StringValueResolver;
 
 /**
- * The Spring AOP advisor for {@link DistributedLock}: a pointcut on annotated methods and an
- * interceptor that delegates to {@link RedisLockTemplate}. Works with or without AspectJ. Its order
- * decides where the lock sits among other advisors; keep it before (lower than) the transaction
- * advisor, so the lock is held until the transaction has completed. The auto-configuration sets it
- * from {@code redis-lock.advisor-order}, by default {@code Ordered.HIGHEST_PRECEDENCE + 1000}.
+ * The Spring AOP advisor for {@link DistributedLock}: a pointcut on annotated methods and an interceptor that locks
+ * each call on the method's backend, the {@link LockOperations} bean its {@code locks} attribute names (the only or
+ * primary one by default). Works with or without AspectJ. Its order decides where the lock sits among other advisors;
+ * keep it before (lower than) the transaction advisor, so the lock is held until the transaction has completed.
  * <p>
- * The interceptor takes the locks with {@link RedisLockTemplate#acquireAll} (or {@code tryAcquireAll} for
- * {@code SKIP}) rather than {@link RedisLockTemplate#execute}: several keys are taken all or nothing, and a
- * release may be deferred to the end of a surrounding transaction.
+ * Spring Boot's auto-configuration declares it. In a plain Spring application declare it yourself, with an auto-proxy
+ * creator ({@code @EnableAspectJAutoProxy}) and, for checks of every annotated method at start-up, a
+ * {@link DistributedLockValidator}:
+ *
+ * <pre>{@code
+ * @Configuration
+ * @EnableAspectJAutoProxy
+ * class LockConfig {
+ *
+ *     @Bean
+ *     RedisLockTemplate redisLockTemplate(StringRedisTemplate redis) {
+ *         return new RedisLockTemplate(redis);
+ *     }
+ *
+ *     @Bean
+ *     static DistributedLockAdvisor distributedLockAdvisor(ConfigurableListableBeanFactory beanFactory) {
+ *         return new DistributedLockAdvisor(beanFactory);
+ *     }
+ *
+ *     @Bean
+ *     static DistributedLockValidator distributedLockValidator(ConfigurableListableBeanFactory beanFactory,
+ *             DistributedLockAdvisor advisor) {
+ *         return new DistributedLockValidator(beanFactory, advisor);
+ *     }
+ * }
+ * }</pre>
+ *
+ * The interceptor takes the locks with {@link LockOperations#acquireAll} (or {@code tryAcquireAll} for {@code SKIP})
+ * rather than {@code execute}: several keys are taken all or nothing, and a release may be deferred to the end of a
+ * surrounding transaction.
  */
 public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
+
+    /** The default order, {@code Ordered.HIGHEST_PRECEDENCE + 1000}: outside {@code @Transactional}'s advisor. */
+    public static final int DEFAULT_ORDER = Ordered.HIGHEST_PRECEDENCE + 1000;
 
     private final transient DistributedLockOperationSource operations;
     private final transient DistributedLockInterceptor interceptor;
@@ -39,26 +69,29 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
     };
 
     /**
-     * @param template supplies the lock template on first use (so the advisor can be created early)
-     * @param placeholders resolves {@code ${...}} in durations; may be {@code null}
-     * @param beanReferences resolves {@code @bean} in key expressions; {@code null} refuses bean references
+     * An advisor over the {@link LockOperations} beans of {@code beanFactory}, with its {@code ${...}} placeholders
+     * resolved in durations (when it is a {@link ConfigurableBeanFactory}), no bean references in key expressions,
+     * and the {@link #DEFAULT_ORDER}.
      */
-    public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, @Nullable StringValueResolver placeholders,
-            @Nullable BeanFactory beanReferences, int order) {
-        this(template, () -> {
-            throw new IllegalStateException("@DistributedLock(redlock = true) needs a RedlockTemplate, and there is none: "
-                    + "set redis-lock.redlock.nodes");
-        }, placeholders, beanReferences, order);
+    public DistributedLockAdvisor(ListableBeanFactory beanFactory) {
+        this(beanFactory, beanFactory instanceof ConfigurableBeanFactory configurable
+                ? new EmbeddedValueResolver(configurable) : null, false, DEFAULT_ORDER);
     }
 
     /**
-     * @param redlock supplies the Redlock template for {@code redlock = true} methods on first use
+     * @param beanFactory holds the {@link LockOperations} beans the methods lock on; each method's is looked up once,
+     *        when the method is first checked ({@link DistributedLockValidator}) or called, so the advisor can be
+     *        created before them
+     * @param placeholders resolves {@code ${...}} in durations; may be {@code null}
+     * @param allowBeanReferences whether key expressions may reference beans of {@code beanFactory} with {@code @name}
+     * @param order the advisor's order among other advisors, e.g. {@link #DEFAULT_ORDER}
      */
-    public DistributedLockAdvisor(Supplier<RedisLockTemplate> template, Supplier<RedlockTemplate> redlock,
-            @Nullable StringValueResolver placeholders, @Nullable BeanFactory beanReferences, int order) {
-        LockKeyExpressions expressions = new LockKeyExpressions(beanReferences);
-        this.operations = new DistributedLockOperationSource(placeholders, new DistributedLockOperationParser(expressions));
-        this.interceptor = new DistributedLockInterceptor(template, redlock, operations, new LockKeyResolver(expressions));
+    public DistributedLockAdvisor(ListableBeanFactory beanFactory, @Nullable StringValueResolver placeholders,
+            boolean allowBeanReferences, int order) {
+        LockKeyExpressions expressions = new LockKeyExpressions(allowBeanReferences ? beanFactory : null);
+        this.operations = new DistributedLockOperationSource(placeholders, new DistributedLockOperationParser(expressions),
+                new LockBackends(beanFactory));
+        this.interceptor = new DistributedLockInterceptor(operations, new LockKeyResolver(expressions));
         setOrder(order);
     }
 
@@ -73,23 +106,12 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor {
     }
 
     /**
-     * Resolves and checks the annotation on one method of a bean class, as the first call would.
+     * Resolves and checks the annotation on one method of a bean class, as the first call would, with the
+     * {@link LockOperations} bean it locks on.
      *
-     * @throws IllegalStateException naming the class, method and attribute at fault
+     * @throws IllegalStateException naming the class, method and attribute (or bean) at fault
      */
     public void validate(Method method, Class<?> targetClass) {
         operations.find(method, targetClass);
-    }
-
-    /** Whether the method's annotation asks for Redlock ({@code redlock = true}); it must be valid. */
-    public boolean usesRedlock(Method method, Class<?> targetClass) {
-        DistributedLockOperation operation = operations.find(method, targetClass);
-        return operation != null && operation.redlock;
-    }
-
-    /** The fixed lease the method's annotation asks for, or {@code null} for the watchdog; it must be valid. */
-    java.time.@Nullable Duration leaseTime(Method method, Class<?> targetClass) {
-        DistributedLockOperation operation = operations.find(method, targetClass);
-        return operation == null ? null : operation.options.leaseTime();
     }
 }

@@ -3,6 +3,7 @@ package io.github.redislock.annotation;
 import io.github.redislock.core.LockType;
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.Objects;
 
 import io.github.redislock.core.LockOptions;
 import org.jspecify.annotations.Nullable;
@@ -29,13 +30,21 @@ final class DistributedLockOperation {
     final LockType type;
     /** A semaphore's permit limit, one permit per call; 0 for a lock. */
     final int permits;
-    /** Whether the lock is taken over the Redlock nodes rather than the application's Redis. */
-    final boolean redlock;
+    /** The bean name of the {@code LockOperations} the annotation names; {@code ""} for the only or primary one. */
+    final String locks;
+    /** Where its calls take their locks; {@code null} in an operation fresh from the parser: see {@link #backend()}. */
+    private final @Nullable LockBackend backend;
     /** How a call is held: blocking, or until its future, publisher, flow or coroutine ends. */
     final AsyncLockedCalls.Kind kind;
 
     DistributedLockOperation(Method method, String description, String name, List<Expression> keys, LockOptions options,
-            OnFailure onFailure, int fencingTokenParameter, LockType type, int permits, boolean redlock) {
+            OnFailure onFailure, int fencingTokenParameter, LockType type, int permits, String locks) {
+        this(method, description, name, keys, options, onFailure, fencingTokenParameter, type, permits, locks, null);
+    }
+
+    private DistributedLockOperation(Method method, String description, String name, List<Expression> keys,
+            LockOptions options, OnFailure onFailure, int fencingTokenParameter, LockType type, int permits, String locks,
+            @Nullable LockBackend backend) {
         this.method = method;
         this.description = description;
         this.name = name;
@@ -45,8 +54,23 @@ final class DistributedLockOperation {
         this.fencingTokenParameter = fencingTokenParameter;
         this.type = type;
         this.permits = permits;
-        this.redlock = redlock;
+        this.locks = locks;
+        this.backend = backend;
         this.kind = AsyncLockedCalls.kind(method);
+    }
+
+    /**
+     * Where its calls take their locks: the backend {@link #locks} names, with the verbs of {@link #type}, as
+     * {@link DistributedLockOperationSource} resolved it.
+     */
+    LockBackend backend() {
+        return Objects.requireNonNull(backend, () -> description + ": no lock backend resolved");
+    }
+
+    /** This operation with its calls taking their locks on {@code backend}. */
+    DistributedLockOperation withBackend(LockBackend backend) {
+        return new DistributedLockOperation(method, description, name, keys, options, onFailure, fencingTokenParameter, type,
+                permits, locks, backend);
     }
 
     /** {@code com.acme.Orders.pay(long)}: the class the method is called on (not a proxy), the method and its parameter types. */

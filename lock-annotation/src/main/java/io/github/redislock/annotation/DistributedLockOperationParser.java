@@ -45,11 +45,6 @@ final class DistributedLockOperationParser {
             @Nullable String resolvedWait, @Nullable String resolvedLease, @Nullable String resolvedHoldAtLeast) {
         String where = "@DistributedLock on " + DistributedLockOperation.describe(method, targetClass);
         checkPermits(lock, where);
-        if (lock.redlock() && ((lock.type() != LockType.EXCLUSIVE && lock.type() != LockType.SEMAPHORE) || lock.permits() > 0)) {
-            throw new IllegalStateException(where + ": redlock = true supports the exclusive lock only, not "
-                    + (lock.permits() > 0 ? "a semaphore (permits = " + lock.permits() + ")" : "type = " + lock.type())
-                    + "; remove redlock = true or use the default type");
-        }
         Duration wait;
         Duration lease;
         Duration holdAtLeast;
@@ -119,7 +114,7 @@ final class DistributedLockOperationParser {
                         + "." + method.getName();
         options = options.withName(metricName);
         return new DistributedLockOperation(method, where, name, List.of(keys), options, lock.onFailure(), fencing,
-                lock.type(), lock.permits(), lock.redlock());
+                lock.type(), lock.permits(), lock.locks().trim());
     }
 
     /** {@code holdAtLeast} needs a positive duration no longer than a fixed lease, on an exclusive lock. */

@@ -16,33 +16,52 @@ import org.springframework.util.StringValueResolver;
 /**
  * Finds the {@link DistributedLock} that applies to a method (on the method, on an interface method
  * it implements, or on its class for public methods; directly or as a meta-annotation) and resolves
- * it once, with the {@link DistributedLockOperationParser}, like Spring's {@code AnnotationCacheOperationSource}.
+ * it once, with the {@link DistributedLockOperationParser}, like Spring's {@code AnnotationCacheOperationSource}, and
+ * with the {@link LockBackends} the backend its calls lock on.
  */
 final class DistributedLockOperationSource {
 
     private final @Nullable StringValueResolver placeholders;
     private final DistributedLockOperationParser parser;
+    private final LockBackends backends;
     private final Map<MethodClassKey, Optional<DistributedLockOperation>> cache = new ConcurrentHashMap<>();
 
     /** @param placeholders resolves {@code ${...}} in durations; {@code null} leaves them as they are */
-    DistributedLockOperationSource(@Nullable StringValueResolver placeholders, DistributedLockOperationParser parser) {
+    DistributedLockOperationSource(@Nullable StringValueResolver placeholders, DistributedLockOperationParser parser,
+            LockBackends backends) {
         this.placeholders = placeholders;
         this.parser = parser;
+        this.backends = backends;
     }
 
-    /** The operation for a call, or {@code null} when the method is not locked. */
+    /**
+     * The operation for a call, with its backend, or {@code null} when the method is not locked.
+     *
+     * @throws IllegalStateException naming the method, when its annotation is broken or names no backend it can use
+     */
     @Nullable DistributedLockOperation find(Method method, Class<?> targetClass) {
-        return cache.computeIfAbsent(new MethodClassKey(method, targetClass), key -> {
-            Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-            DistributedLock lock = annotation(specific, targetClass);
-            if (lock == null) {
-                return Optional.empty();
-            }
-            String where = "@DistributedLock on " + DistributedLockOperation.describe(specific, targetClass);
-            return Optional.of(parser.parse(specific, targetClass, lock,
-                    resolve(lock.waitTime(), "waitTime", where), resolve(lock.leaseTime(), "leaseTime", where),
-                    resolve(lock.holdAtLeast(), "holdAtLeast", where)));
-        }).orElse(null);
+        MethodClassKey key = new MethodClassKey(method, targetClass);
+        Optional<DistributedLockOperation> cached = cache.get(key);
+        if (cached == null) {
+            // not computeIfAbsent: resolving the backend may create beans, whose initialisation may call locked methods
+            cached = Optional.ofNullable(load(method, targetClass));
+            Optional<DistributedLockOperation> raced = cache.putIfAbsent(key, cached);
+            cached = raced != null ? raced : cached;
+        }
+        return cached.orElse(null);
+    }
+
+    private @Nullable DistributedLockOperation load(Method method, Class<?> targetClass) {
+        Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+        DistributedLock lock = annotation(specific, targetClass);
+        if (lock == null) {
+            return null;
+        }
+        String where = "@DistributedLock on " + DistributedLockOperation.describe(specific, targetClass);
+        DistributedLockOperation operation = parser.parse(specific, targetClass, lock,
+                resolve(lock.waitTime(), "waitTime", where), resolve(lock.leaseTime(), "leaseTime", where),
+                resolve(lock.holdAtLeast(), "holdAtLeast", where));
+        return operation.withBackend(backends.resolve(operation));
     }
 
     static @Nullable DistributedLock annotation(Method method, @Nullable Class<?> targetClass) {

@@ -3,8 +3,6 @@ package io.github.redislock.annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 
-import io.github.redislock.core.RedisLockTemplate;
-import io.github.redislock.core.RedlockTemplate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,9 +18,10 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Checks every {@link DistributedLock} method of every bean once all singletons exist, so a broken
- * annotation stops the application at start-up instead of failing at the first call; warns about
- * annotated methods a proxy cannot intercept.
+ * Checks every {@link DistributedLock} method of every bean once all singletons exist, with the
+ * {@code LockOperations} bean it locks on, so a broken annotation or a backend that cannot serve it stops the
+ * application at start-up instead of failing at the first call; warns about annotated methods a proxy cannot
+ * intercept.
  */
 public final class DistributedLockValidator implements SmartInitializingSingleton {
 
@@ -45,11 +44,6 @@ public final class DistributedLockValidator implements SmartInitializingSingleto
                 continue;
             }
             found |= check(name, userClass);
-        }
-        if (found && beanFactory.getBeanNamesForType(RedisLockTemplate.class, true, false).length == 0) {
-            throw new IllegalStateException("@DistributedLock methods need a RedisLockTemplate bean, and there is none: "
-                    + "is there a RedisConnectionFactory (spring-boot-starter-data-redis and spring.data.redis.*), "
-                    + "or define a RedisLockTemplate yourself");
         }
         if (found && beanFactory.getBeanNamesForType(AbstractAdvisorAutoProxyCreator.class, true, false).length == 0) {
             log.warn("@DistributedLock methods found, but no auto-proxy creator is registered, so none of them is locked. "
@@ -96,22 +90,6 @@ public final class DistributedLockValidator implements SmartInitializingSingleto
                 advisor.validate(invocable, userClass);
             } catch (IllegalStateException e) {
                 throw new BeanCreationException(beanName, e.getMessage(), e);
-            }
-            if (advisor.usesRedlock(invocable, userClass)
-                    && beanFactory.getBeanNamesForType(RedlockTemplate.class, true, false).length == 0) {
-                throw new BeanCreationException(beanName, "@DistributedLock on " + DistributedLockOperation.describe(invocable,
-                        userClass) + " asks for redlock = true, but no Redlock nodes are configured: set "
-                        + "redis-lock.redlock.nodes to the independent Redis masters (an odd number, at least 3, e.g. "
-                        + "redis://host1:6379,redis://host2:6379,redis://host3:6379), or define a RedlockTemplate bean");
-            }
-            java.time.Duration lease = advisor.usesRedlock(invocable, userClass) ? advisor.leaseTime(invocable, userClass) : null;
-            RedlockTemplate redlock = lease == null ? null : beanFactory.getBeanProvider(RedlockTemplate.class).getIfUnique();
-            if (redlock != null && lease.compareTo(redlock.restartDelay()) > 0) {
-                throw new BeanCreationException(beanName, "@DistributedLock on " + DistributedLockOperation.describe(invocable,
-                        userClass) + " asks for redlock = true with a lease of " + lease + ", longer than the Redlock restart "
-                        + "delay (redis-lock.redlock.restart-delay, " + redlock.restartDelay() + "): a node that came back "
-                        + "empty could grant the lock again while that lease still ran. Raise the restart delay or shorten "
-                        + "the lease");
             }
         }, method -> method.getDeclaringClass() != Object.class && !method.isBridge() && !method.isSynthetic());
         return found[0];

@@ -1,29 +1,48 @@
 package io.github.redislock.autoconfigure;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
+import io.github.redislock.core.LockOperations;
 import io.github.redislock.core.RedisLockDiagnostics;
-import io.github.redislock.core.RedisLockTemplate;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
- * {@code /actuator/locks}: the distributed locks this instance holds now, and its callers waiting for one. Times
+ * {@code /actuator/locks}: the distributed locks this instance holds now, and its callers waiting for one, under the
+ * bean name of each lock backend ({@link LockOperations} bean, the name {@code @DistributedLock(locks = ...)} takes),
+ * as Boot's {@code caches} endpoint lists each cache manager; {@code /actuator/locks/{name}} shows one backend. Times
  * are ISO-8601 instants and milliseconds.
  */
 @Endpoint(id = "locks")
 public class LocksEndpoint {
 
-    private final RedisLockTemplate template;
+    private final Map<String, ? extends LockOperations> backends;
 
-    public LocksEndpoint(RedisLockTemplate template) {
-        this.template = template;
+    /** @param backends the lock backends by bean name */
+    public LocksEndpoint(Map<String, ? extends LockOperations> backends) {
+        this.backends = Map.copyOf(backends);
     }
 
     @ReadOperation
     public LocksDescriptor locks() {
-        RedisLockDiagnostics diagnostics = template.diagnostics();
+        Map<String, BackendDescriptor> described = new LinkedHashMap<>();
+        backends.keySet().stream().sorted().forEach(name -> described.put(name, describe(backends.get(name))));
+        return new LocksDescriptor(described);
+    }
+
+    /** One backend's locks, or {@code null} (404) when there is no backend of that name. */
+    @ReadOperation
+    public @Nullable BackendDescriptor backend(@Selector String name) {
+        LockOperations backend = backends.get(name);
+        return backend == null ? null : describe(backend);
+    }
+
+    private static BackendDescriptor describe(LockOperations backend) {
+        RedisLockDiagnostics diagnostics = backend.diagnostics();
         long now = System.currentTimeMillis();
         List<HeldLockDescriptor> held = diagnostics.heldLocks().stream()
                 .map(lock -> new HeldLockDescriptor(lock.key(), lock.name(), lock.type().tag(), lock.fencingToken(),
@@ -35,11 +54,15 @@ public class LocksEndpoint {
                 .map(waiter -> new WaiterDescriptor(waiter.key(), waiter.name(), waiter.type().tag(), waiter.since().toString(),
                         now - waiter.since().toEpochMilli(), waiter.thread()))
                 .toList();
-        return new LocksDescriptor(template.clientId(), held, waiters);
+        return new BackendDescriptor(backend.clientId(), held, waiters);
     }
 
-    /** What the endpoint shows: this instance's client id, its held locks, its waiters. */
-    public record LocksDescriptor(String clientId, List<HeldLockDescriptor> held, List<WaiterDescriptor> waiting) {
+    /** What the endpoint shows: each lock backend by bean name. */
+    public record LocksDescriptor(Map<String, BackendDescriptor> backends) {
+    }
+
+    /** One backend: this instance's client id there, its held locks, its waiters. */
+    public record BackendDescriptor(String clientId, List<HeldLockDescriptor> held, List<WaiterDescriptor> waiting) {
     }
 
     /**

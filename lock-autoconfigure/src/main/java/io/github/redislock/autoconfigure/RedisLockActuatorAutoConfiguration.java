@@ -1,25 +1,32 @@
 package io.github.redislock.autoconfigure;
 
-import io.github.redislock.core.RedisLockTemplate;
+import java.util.Map;
+
+import io.github.redislock.core.LockOperations;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.CompositeHealthContributorConfiguration;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthContributor;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The Actuator side of the locks, when Actuator is present: the {@code locks} endpoint ({@link LocksEndpoint},
- * exposed like Boot's own endpoints, through {@code management.endpoints.web.exposure.include}) and the {@code lock}
- * health contributor ({@link RedisLockHealthIndicator}, {@code management.health.lock.enabled}).
+ * The Actuator side of the locks of every lock backend ({@link LockOperations} bean), when Actuator is present: the
+ * {@code locks} endpoint ({@link LocksEndpoint}, each backend under its bean name, exposed like Boot's own endpoints,
+ * through {@code management.endpoints.web.exposure.include}) and the {@code lock} health contributor
+ * ({@link RedisLockHealthIndicator}; with several backends, one per bean name under {@code lock};
+ * {@code management.health.lock.enabled}).
  */
-@AutoConfiguration(after = RedisLockAutoConfiguration.class)
-@ConditionalOnClass(RedisLockTemplate.class)
-@ConditionalOnBean(RedisLockTemplate.class)
+@AutoConfiguration(after = {RedisLockAutoConfiguration.class, RedlockAutoConfiguration.class})
+@ConditionalOnClass(LockOperations.class)
+@ConditionalOnBean(LockOperations.class)
 public final class RedisLockActuatorAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
@@ -29,20 +36,25 @@ public final class RedisLockActuatorAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         @ConditionalOnAvailableEndpoint(LocksEndpoint.class)
-        LocksEndpoint locksEndpoint(RedisLockTemplate template) {
-            return new LocksEndpoint(template);
+        LocksEndpoint locksEndpoint(Map<String, LockOperations> backends) {
+            return new LocksEndpoint(backends);
         }
     }
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
     @ConditionalOnEnabledHealthIndicator("lock")
-    static final class LockHealthConfiguration {
+    static final class LockHealthConfiguration
+            extends CompositeHealthContributorConfiguration<RedisLockHealthIndicator, LockOperations> {
+
+        LockHealthConfiguration() {
+            super(RedisLockHealthIndicator::new);
+        }
 
         @Bean
-        @ConditionalOnMissingBean(name = "lockHealthIndicator")
-        RedisLockHealthIndicator lockHealthIndicator(RedisLockTemplate template) {
-            return new RedisLockHealthIndicator(template);
+        @ConditionalOnMissingBean(name = {"lockHealthIndicator", "lockHealthContributor"})
+        HealthContributor lockHealthIndicator(ConfigurableListableBeanFactory beanFactory) {
+            return createContributor(beanFactory, LockOperations.class);
         }
     }
 }

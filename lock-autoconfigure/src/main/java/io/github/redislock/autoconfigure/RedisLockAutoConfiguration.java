@@ -3,7 +3,6 @@ package io.github.redislock.autoconfigure;
 import io.github.redislock.annotation.DistributedLockAdvisor;
 import io.github.redislock.annotation.DistributedLockValidator;
 import io.github.redislock.core.RedisLockTemplate;
-import io.github.redislock.core.RedlockTemplate;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -23,11 +22,11 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.util.function.SingletonSupplier;
 
 /**
- * Distributed locks on the application's Redis: a {@link RedisLockTemplate}, the
- * {@code @DistributedLock} advisor, and the start-up check of every annotated method.
+ * Distributed locks on the application's Redis: a {@link RedisLockTemplate} (bean {@code redisLockTemplate}), the
+ * {@code @DistributedLock} advisor over every {@code LockOperations} bean, and the start-up check of every annotated
+ * method with the backend it names.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class)
 @ConditionalOnClass({StringRedisTemplate.class, RedisLockTemplate.class})
@@ -56,14 +55,13 @@ public final class RedisLockAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static DistributedLockAdvisor distributedLockAdvisor(ObjectProvider<RedisLockTemplate> template,
-            ObjectProvider<RedlockTemplate> redlock, ConfigurableListableBeanFactory beanFactory, Environment environment) {
+    static DistributedLockAdvisor distributedLockAdvisor(ConfigurableListableBeanFactory beanFactory,
+            Environment environment) {
         // bound here rather than injected: the advisor is created early, before most beans
         RedisLockProperties settings = Binder.get(environment).bind("redis-lock", RedisLockProperties.class)
                 .orElseGet(RedisLockProperties::new);
-        return new DistributedLockAdvisor(SingletonSupplier.of(template::getObject), SingletonSupplier.of(redlock::getObject),
-                new EmbeddedValueResolver(beanFactory),
-                settings.isAllowBeanReferences() ? beanFactory : null, settings.getAdvisorOrder());
+        return new DistributedLockAdvisor(beanFactory, new EmbeddedValueResolver(beanFactory),
+                settings.isAllowBeanReferences(), settings.getAdvisorOrder());
     }
 
     @Bean

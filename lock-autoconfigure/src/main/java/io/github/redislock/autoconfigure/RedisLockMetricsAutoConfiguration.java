@@ -1,6 +1,8 @@
 package io.github.redislock.autoconfigure;
 
-import io.github.redislock.core.RedisLockTemplate;
+import java.util.Map;
+
+import io.github.redislock.core.LockOperations;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -12,44 +14,41 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Micrometer metrics ({@link RedisLockMetrics}) and observations ({@link RedisLockObservations}) of the locks, when
+ * Micrometer metrics ({@link RedisLockMetrics}) and observations ({@link RedisLockObservations}) of the locks of every
+ * lock backend ({@code LockOperations} bean), each tagged with its bean name, when
  * Micrometer is on the classpath and the application has a {@code MeterRegistry} / {@code ObservationRegistry}
  * (Spring Boot's Actuator provides both).
  */
-@AutoConfiguration(after = RedisLockAutoConfiguration.class, afterName = {
+@AutoConfiguration(after = {RedisLockAutoConfiguration.class, RedlockAutoConfiguration.class}, afterName = {
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
         "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"})
-@ConditionalOnClass({RedisLockTemplate.class, ObservationRegistry.class})
+@ConditionalOnClass({LockOperations.class, ObservationRegistry.class})
 public final class RedisLockMetricsAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterRegistry.class)
-    @ConditionalOnBean({RedisLockTemplate.class, MeterRegistry.class})
+    @ConditionalOnBean({LockOperations.class, MeterRegistry.class})
     @ConditionalOnBooleanProperty(name = "redis-lock.metrics.enabled", matchIfMissing = true)
     static final class Metrics {
 
         @Bean
         @ConditionalOnMissingBean
-        RedisLockMetrics redisLockMetrics(RedisLockTemplate template, MeterRegistry registry) {
-            RedisLockMetrics metrics = new RedisLockMetrics(registry, template.diagnostics());
-            template.addObserver(metrics);
-            return metrics;
+        RedisLockMetrics redisLockMetrics(Map<String, LockOperations> backends, MeterRegistry registry) {
+            return new RedisLockMetrics(registry, backends);
         }
     }
 
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnBean({RedisLockTemplate.class, ObservationRegistry.class})
+    @ConditionalOnBean({LockOperations.class, ObservationRegistry.class})
     @ConditionalOnBooleanProperty(name = "redis-lock.observations.enabled", matchIfMissing = true)
     static final class Observations {
 
         @Bean
         @ConditionalOnMissingBean
-        RedisLockObservations redisLockObservations(RedisLockTemplate template, ObservationRegistry registry) {
-            RedisLockObservations observations = new RedisLockObservations(registry);
-            template.addObserver(observations);
-            return observations;
+        RedisLockObservations redisLockObservations(Map<String, LockOperations> backends, ObservationRegistry registry) {
+            return new RedisLockObservations(registry, backends);
         }
     }
 }

@@ -21,6 +21,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Fallback;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -29,8 +30,10 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Redlock over the independent Redis masters of {@code redis-lock.redlock.nodes}: a {@link RedlockTemplate} bean
- * named {@code redlockTemplate}, next to (not instead of) the application's {@link RedisLockTemplate}, used by
- * {@code @DistributedLock(redlock = true)}. Its node clients use the application's Redis driver: the one of its
+ * named {@code redlockTemplate}, next to (not instead of) the application's {@link RedisLockTemplate}, used by the
+ * methods that name it, {@code @DistributedLock(locks = "redlockTemplate")}. It is a {@link Fallback} bean: where one
+ * lock backend is wanted by type (a method without {@code locks}, an injected {@code LockOperations}), the
+ * application's template is taken. Its node clients use the application's Redis driver: the one of its
  * {@link RedisConnectionFactory}, else {@code spring.data.redis.client-type}, else Lettuce when present, as Spring Boot
  * picks.
  */
@@ -53,6 +56,7 @@ public final class RedlockAutoConfiguration {
     }
 
     @Bean
+    @Fallback
     @ConditionalOnMissingBean
     RedlockTemplate redlockTemplate(RedlockConnections connections, RedlockProperties redlock, RedisLockProperties properties,
             ApplicationEventPublisher events) {

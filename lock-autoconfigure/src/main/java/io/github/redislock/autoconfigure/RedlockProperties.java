@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * Redlock settings under {@code redis-lock.redlock.*}: the independent Redis masters that
- * {@code @DistributedLock(redlock = true)} and the {@code redlockTemplate} bean lock over.
+ * the {@code redlockTemplate} bean locks over ({@code @DistributedLock(locks = "redlockTemplate")}).
  */
 @ConfigurationProperties("redis-lock.redlock")
 public class RedlockProperties {

@@ -45,7 +45,11 @@ class DistributedLockStartupTest {
                 Arguments.of(ParameterWithoutText.class, "ParameterWithoutText.run(Customer)", "key expression \"#customer\" is a "
                         + "parameter of type " + Customer.class.getName() + ", and " + Customer.class.getName()
                         + " does not override toString()"),
-                Arguments.of(Assignment.class, "Assignment.run(String)", "key expression \"#p0 = 'x'\" assigns a value"));
+                Arguments.of(Assignment.class, "Assignment.run(String)", "key expression \"#p0 = 'x'\" assigns a value"),
+                Arguments.of(UnknownBackend.class, "UnknownBackend.run()", "locks = \"ordersLocks\" names no bean; the "
+                        + "LockOperations beans are [redisLockTemplate]"),
+                Arguments.of(BackendOfAnotherType.class, "BackendOfAnotherType.run()", "locks = \"environment\" names a bean of "
+                        + "type"));
     }
 
     @ParameterizedTest
@@ -98,7 +102,7 @@ class DistributedLockStartupTest {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RedisLockAutoConfiguration.class))
                 .withBean(Fine.class).run(context -> assertThat(context).getFailure()
-                        .hasMessageContaining("need a RedisLockTemplate bean").hasMessageContaining("RedisConnectionFactory"));
+                        .hasMessageContaining("Fine.run() needs a LockOperations bean").hasMessageContaining("RedisConnectionFactory"));
     }
 
     @Test
@@ -120,6 +124,18 @@ class DistributedLockStartupTest {
 
     public static class Fine {
         @DistributedLock(key = "'k'")
+        public void run() {
+        }
+    }
+
+    static class UnknownBackend {
+        @DistributedLock(key = "'k'", locks = "ordersLocks")
+        public void run() {
+        }
+    }
+
+    static class BackendOfAnotherType {
+        @DistributedLock(key = "'k'", locks = "environment")
         public void run() {
         }
     }

@@ -82,7 +82,7 @@ class LockActuatorTest {
         HttpResponse<String> response = get("/actuator/locks");
         System.out.println("GET /actuator/locks ->\n" + response.body());
         assertThat(response.statusCode()).isEqualTo(200);
-        Map<String, Object> body = JsonParserFactory.getJsonParser().parseMap(response.body());
+        Map<?, ?> body = redisLockTemplate(response.body());
         assertThat(body.get("clientId")).isEqualTo(template.clientId());
         List<?> held = (List<?>) body.get("held");
         assertThat(held).hasSize(1);
@@ -103,7 +103,7 @@ class LockActuatorTest {
         OrderService.leave.countDown();
         holder.get(20, TimeUnit.SECONDS);
         waiter.get(20, TimeUnit.SECONDS);
-        Map<String, Object> after = JsonParserFactory.getJsonParser().parseMap(get("/actuator/locks").body());
+        Map<?, ?> after = redisLockTemplate(get("/actuator/locks").body());
         assertThat((List<?>) after.get("held")).isEmpty();
         assertThat((List<?>) after.get("waiting")).isEmpty();
     }
@@ -118,7 +118,7 @@ class LockActuatorTest {
             HttpResponse<String> response = get("/actuator/locks");
             if (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5)) {
                 System.out.println("GET /actuator/locks after a holdAtLeast method returned ->\n" + response.body());
-                held = (List<?>) JsonParserFactory.getJsonParser().parseMap(response.body()).get("held");
+                held = (List<?>) redisLockTemplate(response.body()).get("held");
             }
         }
         assertThat(held).as("an answer within the 5s minimum hold in 5 attempts").isNotNull();
@@ -132,7 +132,7 @@ class LockActuatorTest {
         });
         awaitTrue(() -> app.getBean(RedisLockTemplate.class).diagnostics().heldLocks().isEmpty(),
                 "the minimum hold to end");
-        assertThat((List<?>) JsonParserFactory.getJsonParser().parseMap(get("/actuator/locks").body()).get("held")).isEmpty();
+        assertThat((List<?>) redisLockTemplate(get("/actuator/locks").body()).get("held")).isEmpty();
         RedisLockTemplate other = new RedisLockTemplate(app.getBean(org.springframework.data.redis.core.StringRedisTemplate.class));
         try {
             assertThat(other.tryAcquire("report:daily", io.github.redislock.core.LockOptions.tryOnce()))
@@ -145,15 +145,16 @@ class LockActuatorTest {
 
     @Test
     void theMetricsEndpointShowsTheAcquireAndHeldTimersUnderTheMethodsName() throws Exception {
-        double before = count("/actuator/metrics/redis.lock.acquire?tag=name:OrderService.quote&tag=outcome:acquired");
+        String acquired = "/actuator/metrics/redis.lock.acquire?tag=locks:redisLockTemplate&tag=name:OrderService.quote"
+                + "&tag=outcome:acquired";
+        double before = count(acquired);
         orders.quote(7);
         orders.quote(8);
-        assertThat(count("/actuator/metrics/redis.lock.acquire?tag=name:OrderService.quote&tag=outcome:acquired"))
-                .isEqualTo(before + 2);
+        assertThat(count(acquired)).isEqualTo(before + 2);
         HttpResponse<String> held = get("/actuator/metrics/redis.lock.held?tag=name:OrderService.quote");
         System.out.println("GET /actuator/metrics/redis.lock.held ->\n" + held.body());
         assertThat(held.statusCode()).isEqualTo(200);
-        assertThat(get("/actuator/metrics/redis.lock.active").statusCode()).isEqualTo(200);
+        assertThat(get("/actuator/metrics/redis.lock.active?tag=locks:redisLockTemplate").statusCode()).isEqualTo(200);
         Map<String, Object> acquire = JsonParserFactory.getJsonParser().parseMap(get("/actuator/metrics/redis.lock.acquire").body());
         assertThat(acquire.toString()).contains("outcome").contains("OrderService.quote");
     }
@@ -186,6 +187,23 @@ class LockActuatorTest {
             // the lease may have run out before Redis came back: the release then reports it lost
         }
         awaitTrue(() -> get("/actuator/health/lock").statusCode() == 200, "the lock health to be UP again");
+    }
+
+    @Test
+    void theLocksEndpointListsTheOneBackendUnderItsBeanNameAndShowsItAlone() {
+        Map<String, Object> body = JsonParserFactory.getJsonParser().parseMap(get("/actuator/locks").body());
+        assertThat(body).containsOnlyKeys("backends");
+        assertThat(((Map<?, ?>) body.get("backends")).keySet()).isEqualTo(java.util.Set.of("redisLockTemplate"));
+        HttpResponse<String> one = get("/actuator/locks/redisLockTemplate");
+        assertThat(one.statusCode()).isEqualTo(200);
+        assertThat(JsonParserFactory.getJsonParser().parseMap(one.body())).containsKeys("clientId", "held", "waiting");
+        assertThat(get("/actuator/locks/noSuchBean").statusCode()).isEqualTo(404);
+    }
+
+    /** The {@code redisLockTemplate} backend of a {@code /actuator/locks} answer. */
+    private static Map<?, ?> redisLockTemplate(String body) {
+        Map<?, ?> backends = (Map<?, ?>) JsonParserFactory.getJsonParser().parseMap(body).get("backends");
+        return (Map<?, ?>) backends.get("redisLockTemplate");
     }
 
     private static double count(String path) {

@@ -13,7 +13,7 @@ import io.github.redislock.core.RedisLockTemplate;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -213,8 +213,8 @@ class RedisLockAutoConfigurationTest {
     static class UserAdvisor {
 
         @Bean
-        static DistributedLockAdvisor myLockAdvisor(ObjectProvider<RedisLockTemplate> template) {
-            return new DistributedLockAdvisor(template::getObject, null, null, 7);
+        static DistributedLockAdvisor myLockAdvisor(ConfigurableListableBeanFactory beanFactory) {
+            return new DistributedLockAdvisor(beanFactory, null, false, 7);
         }
     }
 

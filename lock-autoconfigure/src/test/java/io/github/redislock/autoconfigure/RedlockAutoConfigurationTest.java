@@ -2,6 +2,7 @@ package io.github.redislock.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -12,16 +13,22 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.annotation.DistributedLock;
 import io.github.redislock.annotation.LockContext;
+import io.github.redislock.core.LockOperations;
 import io.github.redislock.core.LockType;
 import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisNodes;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -29,7 +36,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
-/** {@code redis-lock.redlock.*} and {@code @DistributedLock(redlock = true)} on five real, independent masters. */
+/** {@code redis-lock.redlock.*} and {@code @DistributedLock(locks = "redlockTemplate")} on five real, independent masters. */
 @WithRedisNodes(5)
 class RedlockAutoConfigurationTest {
 
@@ -116,20 +123,57 @@ class RedlockAutoConfigurationTest {
     }
 
     @Test
-    void aRedlockAnnotationWithoutRedlockNodesStopsTheApplicationNamingTheProperty() {
-        runner().withUserConfiguration(LedgerConfig.class).run(context -> {
-            assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).hasMessageContaining("Ledger.add(String)")
-                    .hasMessageContaining("redlock = true").hasMessageContaining("redis-lock.redlock.nodes");
+    void aMethodWithoutLocksKeepsLockingOnTheApplicationsRedisWhenRedlockNodesAreSet() {
+        runner().withPropertyValues(nodesProperty()).withUserConfiguration(LedgerConfig.class).run(context -> {
+            Ledger ledger = context.getBean(Ledger.class);
+            assertThat(ledger.onTheApplicationsRedis("acct-2")).as("nodes holding the lock during the call, node 0 first")
+                    .containsExactly(1, 0, 0, 0, 0);
         });
     }
 
     @Test
-    void aRedlockAnnotationOnAReadLockStopsTheApplication() {
-        runner().withPropertyValues(nodesProperty()).withUserConfiguration(ReadLockConfig.class).run(context -> {
+    void aRedlockMethodShowsInTheLocksEndpointMetricsAndHealthUnderItsBeanName() {
+        assumeTrue(LockOperations.class.isAssignableFrom(RedlockTemplate.class),
+                "runs once RedlockTemplate implements LockOperations (issue 22)");
+        runner().withConfiguration(AutoConfigurations.of(RedisLockMetricsAutoConfiguration.class,
+                        RedisLockActuatorAutoConfiguration.class))
+                .withPropertyValues(nodesProperty(), "management.endpoints.web.exposure.include=locks")
+                .withBean(MeterRegistry.class, SimpleMeterRegistry::new).withBean(HeldReport.class).run(context -> {
+                    context.getBean(HeldReport.class).run();
+                    LocksEndpoint.BackendDescriptor redlock = context.getBean(LocksEndpoint.class).locks().backends()
+                            .get("redlockTemplate");
+                    assertThat(redlock.held()).as("kept past the method by holdAtLeast").singleElement()
+                            .satisfies(held -> {
+                                assertThat(held.key()).isEqualTo("redlock-report");
+                                assertThat(held.state()).startsWith("held until");
+                            });
+                    assertThat(context.getBean(MeterRegistry.class).get("redis.lock.acquire").tag("locks", "redlockTemplate")
+                            .tag("name", "HeldReport.run").tag("outcome", "acquired").timer().count()).isEqualTo(1);
+                    assertThat(context.getBean("lockHealthIndicator", CompositeHealthContributor.class)
+                            .getContributor("redlockTemplate")).isNotNull();
+                });
+    }
+
+    @Test
+    void aRedlockAnnotationWithoutRedlockNodesStopsTheApplicationNamingTheBeansAndTheProperty() {
+        runner().withUserConfiguration(LedgerConfig.class).run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("redlock = true supports the exclusive "
-                    + "lock only, not type = READ");
+            assertThat(context.getStartupFailure()).hasMessageContaining("Ledger.add(String)")
+                    .hasMessageContaining("locks = \"redlockTemplate\" names no bean")
+                    .hasMessageContaining("the LockOperations beans are [redisLockTemplate]")
+                    .hasMessageContaining("redis-lock.redlock.nodes");
+        });
+    }
+
+    @ParameterizedTest
+    @ValueSource(classes = {ReadLocked.class, WriteLocked.class, FairLocked.class, SemaphoreLocked.class})
+    void aLockTypeOnlyOneRedisServesStopsTheApplicationOnRedlockNamingTheMethodAndTheBean(Class<?> bean) {
+        runner().withPropertyValues(nodesProperty()).withBean(bean).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining(bean.getSimpleName() + ".run()")
+                    .hasMessageContaining("needs a RedisLockTemplate")
+                    .hasMessageContaining("the LockOperations bean 'redlockTemplate' is a RedlockTemplate");
         });
     }
 
@@ -201,7 +245,7 @@ class RedlockAutoConfigurationTest {
         volatile int nodesHoldingDuringCall;
         volatile long lastToken;
 
-        @DistributedLock(key = "'ledger:' + #account", waitTime = "60s", redlock = true)
+        @DistributedLock(key = "'ledger:' + #account", waitTime = "60s", locks = "redlockTemplate")
         public void add(String account) throws InterruptedException {
             int read = balance;
             Thread.sleep(2);
@@ -212,6 +256,13 @@ class RedlockAutoConfigurationTest {
             }
             nodesHoldingDuringCall = holding;
             lastToken = LockContext.fencingToken();
+        }
+
+        /** Which nodes hold the lock of {@code account} while this method, locked without {@code locks}, runs. */
+        @DistributedLock(key = "'ledger:' + #account", waitTime = "60s")
+        public List<Integer> onTheApplicationsRedis(String account) {
+            return nodes.nodes().stream()
+                    .map(node -> node.command("EXISTS", "redis-lock:{ledger:" + account + "}").equals("1") ? 1 : 0).toList();
         }
 
         // read through methods: the bean is a proxy, its fields are not the target's
@@ -237,26 +288,45 @@ class RedlockAutoConfigurationTest {
         }
     }
 
-    public static class LongLease {
+    public static class HeldReport {
 
-        @DistributedLock(key = "'report'", leaseTime = "${report.lease}", redlock = true)
+        @DistributedLock(key = "'redlock-report'", holdAtLeast = "5s", locks = "redlockTemplate")
         public void run() {
         }
     }
 
-    @Configuration(proxyBeanMethods = false)
-    static class ReadLockConfig {
+    public static class LongLease {
 
-        @Bean
-        ReadLocked readLocked() {
-            return new ReadLocked();
+        @DistributedLock(key = "'report'", leaseTime = "${report.lease}", locks = "redlockTemplate")
+        public void run() {
         }
     }
 
     public static class ReadLocked {
 
-        @DistributedLock(key = "'r'", type = LockType.READ, redlock = true)
-        public void read() {
+        @DistributedLock(key = "'r'", type = LockType.READ, locks = "redlockTemplate")
+        public void run() {
+        }
+    }
+
+    public static class WriteLocked {
+
+        @DistributedLock(key = "'w'", type = LockType.WRITE, locks = "redlockTemplate")
+        public void run() {
+        }
+    }
+
+    public static class FairLocked {
+
+        @DistributedLock(key = "'f'", type = LockType.FAIR, locks = "redlockTemplate")
+        public void run() {
+        }
+    }
+
+    public static class SemaphoreLocked {
+
+        @DistributedLock(key = "'s'", permits = 2, locks = "redlockTemplate")
+        public void run() {
         }
     }
 }

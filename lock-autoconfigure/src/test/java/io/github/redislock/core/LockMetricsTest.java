@@ -40,7 +40,7 @@ class LockMetricsTest {
     @BeforeEach
     void observedTemplate() {
         template = clients.lockTemplate();
-        template.addObserver(new RedisLockMetrics(meters, template.diagnostics()));
+        new RedisLockMetrics(meters, java.util.Map.of("redisLockTemplate", template));
     }
 
     @Test
@@ -104,20 +104,20 @@ class LockMetricsTest {
 
     @Test
     void theActiveGaugeCountsTheLocksHeldNow() {
-        assertThat(meters.get("redis.lock.active").gauge().value()).isZero();
+        assertThat(meters.get("redis.lock.active").tag("locks", "redisLockTemplate").gauge().value()).isZero();
         LockHandle first = template.acquire("metrics:active:1", LockOptions.tryOnce());
         MultiLockHandle both = template.acquireAll(java.util.List.of("metrics:active:2", "metrics:active:3"), LockOptions.tryOnce());
-        assertThat(meters.get("redis.lock.active").gauge().value()).isEqualTo(3);
+        assertThat(meters.get("redis.lock.active").tag("locks", "redisLockTemplate").gauge().value()).isEqualTo(3);
         both.release();
-        assertThat(meters.get("redis.lock.active").gauge().value()).isEqualTo(1);
+        assertThat(meters.get("redis.lock.active").tag("locks", "redisLockTemplate").gauge().value()).isEqualTo(1);
         first.release();
-        assertThat(meters.get("redis.lock.active").gauge().value()).isZero();
+        assertThat(meters.get("redis.lock.active").tag("locks", "redisLockTemplate").gauge().value()).isZero();
     }
 
     @Test
     void renewalsAreCountedAndALockFoundGoneCountsAsLost() {
         RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900)));
-        shortLease.addObserver(new RedisLockMetrics(meters, shortLease.diagnostics()));
+        new RedisLockMetrics(meters, java.util.Map.of("shortLease", shortLease));
         LockHandle handle = shortLease.acquire("metrics:lost", LockOptions.tryOnce().withName("reports"));
         awaitTrue(() -> count("redis.lock.renewals", "renewed") >= 2, "two renewals");
         assertThat(handle.isHeld()).isTrue();
@@ -148,7 +148,7 @@ class LockMetricsTest {
     @Test
     void aLostSemaphorePermitIsCountedUnderItsName() {
         RedisLockTemplate shortLease = clients.lockTemplate(RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(900)));
-        shortLease.addObserver(new RedisLockMetrics(meters, shortLease.diagnostics()));
+        new RedisLockMetrics(meters, java.util.Map.of("shortLease", shortLease));
         PermitHandle permit = shortLease.semaphore("metrics:printers", 2).acquire(LockOptions.tryOnce().withName("printers"));
         assertThat(permit.permits()).isEqualTo(1);
         assertThat(shortLease.diagnostics().heldLocks()).singleElement()
@@ -163,7 +163,7 @@ class LockMetricsTest {
     @Test
     void eachWaitIsAnObservationThatTracingSeesAsASpan() {
         TestObservationRegistry observations = TestObservationRegistry.create();
-        template.addObserver(new RedisLockObservations(observations));
+        new RedisLockObservations(observations, java.util.Map.of("redisLockTemplate", template));
         template.acquire("metrics:observed", LockOptions.tryOnce().withName("payments")).release();
         try (LockHandle blocker = other.acquire("metrics:observed", LockOptions.tryOnce())) {
             assertThat(template.tryAcquire("metrics:observed", LockOptions.tryOnce().withName("payments"))).isEmpty();

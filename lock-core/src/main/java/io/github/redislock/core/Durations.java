@@ -14,9 +14,12 @@ final class Durations {
     private Durations() {
     }
 
+    /** Waits this long or longer are unbounded ({@link LockOptions#WAIT_FOREVER}), and print so. */
+    private static final Duration UNBOUNDED = Duration.ofDays(365L * 100);
+
     static String format(Duration d) {
-        if (d == null) {
-            return "unbounded time";
+        if (d == null || d.compareTo(UNBOUNDED) >= 0) {
+            return "unbounded time"; // WAIT_FOREVER's milliseconds overflow a long
         }
         long millis = d.toMillis();
         if (millis % 1000 == 0) {

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
 import io.github.redislock.core.WaitLoop.Deadline;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
@@ -79,22 +80,62 @@ final class ExclusiveLock {
             if (lock == null) {
                 return Optional.empty();
             }
-            if (holdAtLeast == null) {
+            if (holdAtLeast == null && lease == null) {
                 return Optional.of(LocalLockHandle.exclusive(lock, this::release));
             }
-            // counted from after the lock was granted, so Redis keeps it at least that long after it granted it
-            long holdUntil = System.nanoTime() + holdAtLeast.toNanos();
-            LocalLockHandle[] handle = new LocalLockHandle[1];
-            handle[0] = LocalLockHandle.exclusive(lock, held -> {
-                if (release(held, holdUntil)) {
-                    handle[0].heldInRedisUntil(holdUntil);
-                }
-            });
-            return Optional.of(handle[0]);
+            // a fixed lease may be extended with a minimum hold later (extend)
+            LocalLockHandle handle = holdingAtLeast(lock);
+            if (holdAtLeast != null) {
+                // counted from after the lock was granted, so Redis keeps it at least that long after it granted it
+                handle.holdUntil(System.nanoTime() + holdAtLeast.toNanos());
+            }
+            return Optional.of(handle);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(key, wait, e);
         }
+    }
+
+    /** A handle whose release leaves the lock in Redis until its {@link LocalLockHandle#holdUntilNanos()}, if set. */
+    private LocalLockHandle holdingAtLeast(LocalLock lock) {
+        LocalLockHandle[] handle = new LocalLockHandle[1];
+        handle[0] = LocalLockHandle.exclusive(lock, held -> {
+            long holdUntil = handle[0].holdUntilNanos();
+            if (release(held, holdUntil)) {
+                handle[0].heldInRedisUntil(holdUntil);
+            }
+        });
+        return handle[0];
+    }
+
+    /**
+     * Gives the holding of {@code handle}, acquired with a fixed lease by the current thread, a fixed lease of
+     * {@code lease} from now, and a minimum hold of {@code holdAtLeast} from now ({@code null}: none), replacing
+     * both it had (ShedLock's {@code SimpleLock.extend}); see {@link RedisLockTemplate#extend}.
+     *
+     * @return whether the lock was still held and is extended; when Redis no longer had it, it is marked lost
+     */
+    boolean extend(LocalLockHandle handle, Duration lease, @Nullable Duration holdAtLeast) {
+        LocalLock lock = handle.lease();
+        if (!lock.mutex.isHeldByCurrentThread()) {
+            throw new IllegalMonitorStateException("Lock '" + lock.key + "' is not held by thread '"
+                    + Thread.currentThread().getName() + "'; only the thread that acquired it may extend it");
+        }
+        LocalLock.Holding current = lock.holding;
+        if (current == null || lock.token != handle.token() || !lock.isValid()) {
+            return false;
+        }
+        if (current.renewing()) {
+            throw new IllegalArgumentException("Lock '" + lock.key + "' is renewed by the watchdog; only a lock "
+                    + "acquired with a fixed lease (LockOptions.withLease) can be extended");
+        }
+        long requestStart = System.nanoTime();
+        if (!scripts.setLease(lock.key, current.owner(), lease.toMillis())) {
+            lock.lose(current, "Redis no longer had it as this owner's when its lease was extended");
+            return false;
+        }
+        handle.holdUntil(holdAtLeast == null ? 0 : requestStart + holdAtLeast.toNanos());
+        return lock.leaseSet(current, lease.toNanos(), requestStart);
     }
 
     /**

@@ -112,6 +112,22 @@ final class LocalLock {
     }
 
     /**
+     * Gives {@code current}, if it is still this key's holding and not lost, the fixed lease a request sent at
+     * {@code requestStartNanos} set ({@link ExclusiveLock#extend}).
+     *
+     * @return whether it was still the holding
+     */
+    synchronized boolean leaseSet(Holding current, long leaseNanos, long requestStartNanos) {
+        if (holding != current || lostReason != null) {
+            return false;
+        }
+        this.renewedAtNanos = requestStartNanos;
+        this.validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
+        this.holding = new Holding(current.owner(), current.token(), leaseNanos, false);
+        return true;
+    }
+
+    /**
      * Records the fencing tokens {@code first} to {@code last} as reserved for this JVM's next holders of the current
      * holding until {@code untilNanos}; the holder holds {@link #mutex}.
      */

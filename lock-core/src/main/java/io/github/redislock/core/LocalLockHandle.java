@@ -18,6 +18,8 @@ final class LocalLockHandle extends ThreadBoundHandle implements LockActivity.Le
     private final Consumer<LocalLock> release;
     /** After a release that left the lock in Redis for its minimum hold: until when ({@link System#nanoTime()}), else 0. */
     private volatile long heldInRedisUntilNanos;
+    /** Until when ({@link System#nanoTime()}) a release leaves the lock in Redis ({@code holdAtLeast}), else 0. */
+    private volatile long holdUntilNanos;
 
     private LocalLockHandle(LocalLock lock, String type, String kind, Consumer<LocalLock> release) {
         this.lock = lock;
@@ -45,6 +47,25 @@ final class LocalLockHandle extends ThreadBoundHandle implements LockActivity.Le
     /** Its release left the Redis lock to expire at {@code nanos} ({@link System#nanoTime()}): {@code holdAtLeast}. */
     void heldInRedisUntil(long nanos) {
         heldInRedisUntilNanos = nanos;
+    }
+
+    /** Until when ({@link System#nanoTime()}) a release leaves the lock in Redis, else 0. */
+    long holdUntilNanos() {
+        return holdUntilNanos;
+    }
+
+    void holdUntil(long nanos) {
+        holdUntilNanos = nanos;
+    }
+
+    /** Whether this is a handle on the exclusive lock (not the fair one). */
+    boolean isExclusive() {
+        return kind.isEmpty();
+    }
+
+    /** The holding's token: the handle still stands for the lock's holding while the lock has it. */
+    long token() {
+        return token;
     }
 
     @Override

@@ -228,6 +228,11 @@ final class LockActivity implements Watchdog.Events {
         }
     }
 
+    /** The lock type's handle inside {@code handle}, when it is one this activity handed out. */
+    static LockHandle unwrap(LockHandle handle) {
+        return handle instanceof ObservedHandle observed ? observed.delegate : handle;
+    }
+
     /** The caller's handle: the lock type's, plus the bookkeeping of its release. */
     private class ObservedHandle implements LockHandle {
 

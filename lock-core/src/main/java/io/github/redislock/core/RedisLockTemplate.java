@@ -16,6 +16,7 @@ import java.util.concurrent.locks.ReadWriteLock;
 import java.util.stream.Stream;
 
 import io.github.redislock.core.RedisLockDiagnostics.Kind;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -255,6 +256,31 @@ public final class RedisLockTemplate implements LockOperations {
             watchdog.close();
             subscriber.close();
         }
+    }
+
+    /**
+     * Gives a held exclusive lock, acquired with a fixed lease ({@link LockOptions#withLease}), a new fixed lease of
+     * {@code lease} from now and a new minimum hold of {@code holdAtLeast} from now ({@code null}: none), replacing
+     * the ones it had: what ShedLock's {@code SimpleLock.extend(lockAtMostFor, lockAtLeastFor)} asks of a lock
+     * provider. Called by the thread that acquired it; the fencing token stays the same.
+     *
+     * @return whether the lock is extended; false when it is no longer held (released, lost, or its lease ran out:
+     *         it is then marked lost, and its release throws {@link LockLostException})
+     * @throws IllegalArgumentException for a handle of another lock type, one renewed by the watchdog,
+     *         or a minimum hold longer than the lease
+     * @throws IllegalMonitorStateException when called by another thread than the one that acquired it
+     */
+    public boolean extend(LockHandle handle, Duration lease, @Nullable Duration holdAtLeast) {
+        Objects.requireNonNull(handle, "handle");
+        LockOptions.waitFor(Duration.ZERO).withLease(lease); // the lease's checks
+        if (holdAtLeast != null) {
+            LockOptions.waitFor(Duration.ZERO).withLease(lease).withHoldAtLeast(holdAtLeast);
+        }
+        if (!(LockActivity.unwrap(handle) instanceof LocalLockHandle local) || !local.isExclusive()) {
+            throw new IllegalArgumentException("Only a handle on an exclusive lock of a RedisLockTemplate can be extended, not "
+                    + handle);
+        }
+        return exclusive.extend(local, lease, holdAtLeast);
     }
 
     private Optional<LockHandle> tryExclusive(String key, Duration wait, LockOptions options) {

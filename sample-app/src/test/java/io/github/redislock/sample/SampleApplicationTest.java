@@ -12,7 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
-import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.testing.TestRedisServer;
+import io.github.redislock.testing.WithRedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,9 +23,10 @@ import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.json.JsonMapper;
 
 /** Boots two instances of the sample app against a test Redis and calls their endpoints. */
+@WithRedisServer
 class SampleApplicationTest {
 
-    static RedisServerProcess redis;
+    static TestRedisServer redis;
     static ConfigurableApplicationContext first;
     static ConfigurableApplicationContext second;
     static final HttpClient http = HttpClient.newHttpClient();
@@ -32,7 +34,6 @@ class SampleApplicationTest {
 
     @BeforeAll
     static void start() {
-        redis = RedisServerProcess.start();
         first = boot("instance-a");
         second = boot("instance-b");
     }
@@ -41,7 +42,6 @@ class SampleApplicationTest {
     static void stop() {
         first.close();
         second.close();
-        redis.close();
     }
 
     static ConfigurableApplicationContext boot(String instanceId) {
@@ -142,14 +142,15 @@ class SampleApplicationTest {
     @Test
     void theActuatorShowsTheLocksTheirHealthAndTheirMetrics() throws Exception {
         post(first, "/flash-sale/camera/rush?stock=5&buyers=10&locked=true");
-        Map<?, ?> locks = get(first, "/actuator/locks");
+        Map<?, ?> locks = (Map<?, ?>) ((Map<?, ?>) get(first, "/actuator/locks").get("backends")).get("redisLockTemplate");
         assertThat(locks.get("clientId").toString()).hasSize(32);
         assertThat(locks.get("held")).isInstanceOf(List.class);
         assertThat(locks.get("waiting")).isInstanceOf(List.class);
         Map<?, ?> health = get(first, "/actuator/health/lock");
         assertThat(health.get("status")).isEqualTo("UP");
         Map<?, ?> acquire = get(first, "/actuator/metrics/redis.lock.acquire");
-        assertThat(acquire.get("availableTags").toString()).contains("outcome").contains("acquired").contains("name");
+        assertThat(acquire.get("availableTags").toString()).contains("outcome").contains("acquired").contains("name")
+                .contains("redisLockTemplate");
         assertThat(get(first, "/actuator/metrics/redis.lock.held").get("name")).isEqualTo("redis.lock.held");
         assertThat(get(first, "/actuator/metrics/redis.lock.active").get("name")).isEqualTo("redis.lock.active");
     }
