@@ -4,13 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
-import java.util.function.Supplier;
 
-import io.github.redislock.core.AsyncLockExecutor;
 import io.github.redislock.core.LockOperations;
 import io.github.redislock.core.RedlockTemplate;
 import org.springframework.beans.BeansException;
@@ -29,8 +23,6 @@ import org.springframework.util.ClassUtils;
 final class LockBackends {
 
     private final ListableBeanFactory beanFactory;
-    /** Holder threads of the Redlock templates that are no {@link LockOperations} yet, by bean name. */
-    private final Map<String, Executor> redlockExecutors = new ConcurrentHashMap<>();
 
     LockBackends(ListableBeanFactory beanFactory) {
         this.beanFactory = beanFactory;
@@ -55,30 +47,12 @@ final class LockBackends {
                         + "RedisLockTemplate bean with locks = \"...\" (the LockOperations beans are " + backendNames()
                         + ")" + (operation.permits > 0 ? "" : " or use the default type"));
             }
-        } else if (bean instanceof LockOperations locks) {
-            acquisition = LockBackend.exclusive(locks);
         } else {
-            return redlockWithoutLockOperations(name, (RedlockTemplate) bean, operation);
+            acquisition = LockBackend.exclusive((LockOperations) bean);
         }
         checkRedlockLease(name, bean, operation);
-        Supplier<Executor> executor = bean instanceof LockOperations locks ? locks::asyncExecutor
-                : () -> redlockExecutor(name, (RedlockTemplate) bean);
-        return new LockBackend(name, acquisition, executor);
-    }
-
-    /**
-     * Until {@link RedlockTemplate} implements {@link LockOperations} (issue 22): its exclusive verbs, and holder
-     * threads of its own for asynchronous methods. Delete once it does.
-     */
-    private LockBackend redlockWithoutLockOperations(String name, RedlockTemplate redlock, DistributedLockOperation operation) {
-        checkRedlockLease(name, redlock, operation);
-        return new LockBackend(name, (keys, options, throwOnTimeout) -> throwOnTimeout
-                ? Optional.of(redlock.acquireAll(keys, options)) : redlock.tryAcquireAll(keys, options),
-                () -> redlockExecutor(name, redlock));
-    }
-
-    private Executor redlockExecutor(String name, RedlockTemplate redlock) {
-        return redlockExecutors.computeIfAbsent(name, n -> AsyncLockExecutor.create(redlock.config().asyncHolders()));
+        LockOperations locks = (LockOperations) bean;
+        return new LockBackend(name, acquisition, locks::asyncExecutor);
     }
 
     /**
@@ -132,19 +106,12 @@ final class LockBackends {
 
     /** The names of the {@link LockOperations} beans, in this context and its ancestors. */
     private List<String> backendNames() {
-        List<String> names = new ArrayList<>(List.of(
+        return new ArrayList<>(List.of(
                 BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beanFactory, LockOperations.class, true, false)));
-        for (String redlock : BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beanFactory, RedlockTemplate.class, true,
-                false)) {
-            if (!names.contains(redlock)) {
-                names.add(redlock); // until RedlockTemplate implements LockOperations
-            }
-        }
-        return names;
     }
 
     private boolean isBackend(String name) {
-        return beanFactory.isTypeMatch(name, LockOperations.class) || beanFactory.isTypeMatch(name, RedlockTemplate.class);
+        return beanFactory.isTypeMatch(name, LockOperations.class);
     }
 
     private String typeOf(String name) {

@@ -173,7 +173,7 @@ public final class Worker {
         }
         Thread.sleep(200);
         if (redlock != null) {
-            System.out.println("leftovers renewals=" + redlock.scheduledRenewalCount() + " locks=" + redlock.localLockCount());
+            System.out.println("leftovers renewals=" + redlock.diagnostics().scheduledRenewalCount() + " locks=" + redlock.diagnostics().localLockCount());
             redlock.close();
             nodeFactories.forEach(JedisConnectionFactory::destroy);
         } else {

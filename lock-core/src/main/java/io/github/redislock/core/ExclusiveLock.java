@@ -18,7 +18,9 @@ import org.springframework.dao.DataAccessException;
  * sees one contender per JVM and a nested acquisition by the holder costs no round trip; the thread at the head
  * of the queue takes the Redis lock through the {@link WaitLoop}. A release hands the Redis lock straight to the
  * next queued thread when no other client waits for it, reserving fencing tokens; for a short window after that, a
- * release passes the lock to the next queued thread in memory with the next reserved token, no round trip.
+ * release passes the lock to the next queued thread in memory with the next reserved token, no round trip. Where the
+ * lock lives is its {@link LockStore}: one Redis, or a quorum of independent masters (Redlock, which hands nothing
+ * over: see {@link LockStore#handsOver()}).
  */
 final class ExclusiveLock {
 
@@ -35,7 +37,7 @@ final class ExclusiveLock {
      */
     static final long IN_MEMORY_WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
-    private final LockScripts scripts;
+    private final LockStore scripts;
     private final LocalLocks locks;
     private final WaitLoop waitLoop;
     private final BackgroundCleanup cleanup;
@@ -46,7 +48,7 @@ final class ExclusiveLock {
     /** Looks, at the end of a turn a release kept for the clients it woke, whether one of them took the lock. */
     private final WakeLooks turnLooks;
 
-    ExclusiveLock(LockScripts scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, WakeLooks turnLooks,
+    ExclusiveLock(LockStore scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, WakeLooks turnLooks,
             String clientId, Duration watchdogLease) {
         this.scripts = scripts;
         this.locks = locks;
@@ -302,7 +304,8 @@ final class ExclusiveLock {
                 BackgroundCleanup.withoutInterrupt(() -> reply[0] = holdUntilExpiry(lock, owner, holdMillis));
             } else {
                 BackgroundCleanup.withoutInterrupt(
-                        () -> reply[0] = releaseOrHandOver(lock, owner, invalid == null && lock.mutex.hasQueuedThreads()));
+                        () -> reply[0] = releaseOrHandOver(lock, owner,
+                                invalid == null && scripts.handsOver() && lock.mutex.hasQueuedThreads()));
             }
         } finally {
             lock.mutex.unlock();

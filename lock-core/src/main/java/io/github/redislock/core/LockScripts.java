@@ -32,7 +32,7 @@ import org.springframework.util.StreamUtils;
  * what every lock type does alike is written once, and each script sent to Redis is still whole (and its SHA
  * covers the libraries). The header stays first, so a script still begins by saying what it does.
  */
-final class LockScripts {
+final class LockScripts implements LockStore {
 
     /** A header line naming a library the script uses. */
     private static final Pattern USES = Pattern.compile("-- Uses (lib/[\\w-]+\\.lua)\\.");
@@ -177,7 +177,8 @@ final class LockScripts {
      * @param sleepMillis how long the caller will sleep at most before asking again (0: it will not wait)
      * @param registered whether an earlier attempt may have registered this client (withdrawn on success)
      */
-    AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
+    @Override
+    public AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
         return AcquireReply.of(redis.runAcknowledged(ACQUIRE, keys.exclusiveKeysEncoded(key), token -> token > 0,
                 token -> release(key, owner), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
                         number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO,
@@ -202,7 +203,14 @@ final class LockScripts {
     }
 
     /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */
-    ReleaseReply release(String key, String owner) {
+    /** One Redis hands the lock over to this JVM's next thread (reserved tokens, passes in memory). */
+    @Override
+    public boolean handsOver() {
+        return true;
+    }
+
+    @Override
+    public ReleaseReply release(String key, String owner) {
         return ReleaseReply.of(redis.run(RELEASE, keys.exclusiveKeysEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
                 wakeChannelPrefixBytes, ScriptRunner.bytes(key), CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, NONE, NONE, NONE,
                 TURN_MILLIS_BYTES}));
@@ -216,7 +224,8 @@ final class LockScripts {
      * @param reservedTokens how many fencing tokens the hand-over reserves for this client: the reply's token and the
      *        {@code reservedTokens - 1} after it, which no later holder of the key can get (1: just the next holder's)
      */
-    ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens) {
+    @Override
+    public ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens) {
         try {
             return ReleaseReply.of(redis.runAcknowledged(RELEASE, keys.exclusiveKeysEncoded(key), reply -> reply > 2,
                     token -> release(key, nextOwner), "the hand-over", new byte[][] {ScriptRunner.bytes(owner),
@@ -234,7 +243,8 @@ final class LockScripts {
      *
      * @return whether {@code owner} still holds the lock
      */
-    boolean renew(String key, String owner, long leaseMillis) {
+    @Override
+    public boolean renew(String key, String owner, long leaseMillis) {
         return isOne(redis.runAcknowledged(RENEW, new byte[][] {ScriptRunner.bytes(keys.lock(key))}, LockScripts::isOne,
                 null, "the renewal", new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis)}));
     }
@@ -243,7 +253,8 @@ final class LockScripts {
      * The watchdog's batched renewal of exclusive locks ({@code renew-many.lua}: each as {@link #renew}), or
      * {@code null} with replica acknowledgement, whose renewals are each acknowledged alone.
      */
-    Renewer.Many renewMany() {
+    @Override
+    public Renewer.Many renewMany() {
         return BatchRenewal.of(redis, RENEW_MANY, key -> List.of(keys.lock(key)));
     }
 
@@ -272,7 +283,8 @@ final class LockScripts {
      *
      * @return whether {@code owner} still holds the lock
      */
-    boolean setLease(String key, String owner, long leaseMillis) {
+    @Override
+    public boolean setLease(String key, String owner, long leaseMillis) {
         return isOne(redis.runAcknowledged(RENEW, new byte[][] {ScriptRunner.bytes(keys.lock(key))}, LockScripts::isOne,
                 null, "the lease change", new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis), EXACT}));
     }
@@ -283,14 +295,16 @@ final class LockScripts {
      *
      * @return how long until a turn that still runs (a later release's) ends, in ms, else 0
      */
-    long turnEnded(String key) {
+    @Override
+    public long turnEnded(String key) {
         Long reply = redis.run(TURN_ENDED, List.of(keys.lock(key), keys.waiters(key), keys.waiterExpiries(key)),
                 keys.wakeChannelPrefix(), key);
         return reply == null ? 0 : Math.max(reply, 0);
     }
 
     /** Withdraws this client from the clients waiting for the lock. */
-    void leave(String key) {
+    @Override
+    public void leave(String key) {
         redis.run(LEAVE, List.of(keys.waiters(key), keys.waiterExpiries(key)), clientId);
     }
 

@@ -36,7 +36,7 @@ public final class RedisLockTemplate implements LockOperations {
 
     private final RedisLockConfig config;
     private final String clientId;
-    private final LocalLocks locks = new LocalLocks();
+    private final LocalLocks locks;
     private final WakeupSubscriber subscriber;
     private final Watchdog watchdog;
     private final ExclusiveLock exclusive;
@@ -45,7 +45,7 @@ public final class RedisLockTemplate implements LockOperations {
     private final FairLock fair;
     private final SemaphorePermits semaphores;
     private final RedisLockDiagnostics diagnostics;
-    private final LockActivity activity = new LockActivity();
+    private final LockActivity activity;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Executor asyncExecutor;
     private final RedisLockView.Verbs exclusiveVerbs;
@@ -69,13 +69,15 @@ public final class RedisLockTemplate implements LockOperations {
         LockScripts scripts = new LockScripts(runner, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        this.watchdog = new Watchdog(config.watchdogLease(), locks.all(), new Renewer(Kind.EXCLUSIVE, scripts::renew,
-                scripts.renewMany()));
-        BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, config.watchdogLease(), closed::get);
+        ExclusiveEngine engine = new ExclusiveEngine(scripts, new WaitLoop(subscriber), clientId, config.watchdogLease(),
+                closed::get);
+        this.locks = engine.locks;
+        this.activity = engine.activity;
+        this.watchdog = engine.watchdog;
+        this.exclusive = engine.exclusive;
+        BackgroundCleanup cleanup = engine.cleanup;
         // the exclusive and the fair lock of a key are one Redis key: one look at a time at an unused turn's end
-        WakeLooks exclusiveTurns = new WakeLooks(cleanup, scripts::turnEnded);
-        this.exclusive = new ExclusiveLock(scripts, locks, new WaitLoop(subscriber), cleanup, exclusiveTurns, clientId,
-                config.watchdogLease());
+        WakeLooks exclusiveTurns = engine.turnLooks;
         this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
         this.fair = new FairLock(new FairLockScripts(runner, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
                 exclusiveTurns, clientId, config.watchdogLease());
@@ -87,7 +89,6 @@ public final class RedisLockTemplate implements LockOperations {
                 readWrite.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.READ, key)),
                 semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.SEMAPHORE, key))).flatMap(s -> s),
                 activity);
-        watchdog.setEvents(activity);
         this.exclusiveVerbs = new RedisLockView.Verbs(this::tryExclusive, config.defaultWaitTime(), asyncExecutor);
         this.fairVerbs = new RedisLockView.Verbs(this::tryFair, config.defaultWaitTime(), asyncExecutor);
         this.readVerbs = new RedisLockView.Verbs((key, wait, options) -> tryReadWrite(key, LockType.READ, wait, options),

@@ -2,8 +2,11 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
+import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.PermissionDeniedDataAccessException;
 
@@ -27,10 +30,19 @@ final class WaitLoop {
     private static final long MAX_SLEEP_MILLIS = 5000;
     private static final Duration LONGEST_FINITE_WAIT = Duration.ofDays(36_500);
 
-    private final WakeupSubscriber subscriber;
+    /** Whether release notices reach this client now (starting its subscription if needed). */
+    private final BooleanSupplier listening;
+    /** Why Redis refused the subscription to release notices, or {@code null}. */
+    private final Supplier<@Nullable PermissionDeniedDataAccessException> refusal;
 
     WaitLoop(WakeupSubscriber subscriber) {
-        this.subscriber = subscriber;
+        this(subscriber::isListening, subscriber::refusal);
+    }
+
+    /** Over several subscriptions (Redlock: one per node), as {@code listening} and {@code refusal} sum them up. */
+    WaitLoop(BooleanSupplier listening, Supplier<@Nullable PermissionDeniedDataAccessException> refusal) {
+        this.listening = listening;
+        this.refusal = refusal;
     }
 
     /**
@@ -38,7 +50,7 @@ final class WaitLoop {
      * is published to it (a read share told of a waiting writer); returns whether it is listening now.
      */
     boolean listen() {
-        return subscriber.isListening();
+        return listening.getAsBoolean();
     }
 
     /** One request to Redis for the lock; on success it records the holding before it returns. */
@@ -135,7 +147,7 @@ final class WaitLoop {
                 }
                 return interrupted;
             }
-            PermissionDeniedDataAccessException refused = subscriber.refusal();
+            PermissionDeniedDataAccessException refused = refusal.get();
             if (refused != null) {
                 // no release would wake this waiter (and the holder's release could not publish to it either)
                 withdrawal.giveUp(registered, uncertain);
@@ -146,7 +158,7 @@ final class WaitLoop {
                 sleepMillis = Durations.ERROR_BACKOFF_MILLIS;
             } else {
                 sleepMillis = Math.min(reply.retryAfterMillis(),
-                        subscriber.isListening() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
+                        listening.getAsBoolean() ? MAX_SLEEP_MILLIS : UNSUBSCRIBED_RECHECK_MILLIS);
             }
             sleepMillis = Math.max(1, Math.min(sleepMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
             try {

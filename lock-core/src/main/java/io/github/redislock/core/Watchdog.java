@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -44,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * within a quarter of the lease counts as failed and is sent again on another thread (the blocked one is left to
  * the client's own timeout), so a slow or frozen Redis node costs only the locks it holds; an answered renewal
  * cancels that resend, so the watchdog keeps nothing of a released holding. A holding whose local lease (less a safety
- * margin, see {@link LocalLock#safetyMarginNanos}) runs out is marked lost. Listeners run on a thread of
- * their own, one notification after another; background clean-up has its own pool too.
+ * margin, see {@link LocalLock#safetyMarginNanos}) runs out is marked lost. This class decides when to renew and
+ * resends; {@link RenewalAnswers} sends a renewal and records its answer, {@link LockLosses} tells of a loss (listeners
+ * run on a thread of their own, one notification after another); background clean-up has its own pool too.
  */
 final class Watchdog implements AutoCloseable {
 
@@ -80,9 +80,9 @@ final class Watchdog implements AutoCloseable {
     private final ThreadPoolExecutor renewals;
     /** The renewals of each Redis node (Cluster master), queued and capped node by node, on the pool above. */
     private final NodeLanes lanes;
-    private final ThreadPoolExecutor listenerThread;
     private final ThreadPoolExecutor background;
-    private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
+    private final LockLosses losses = new LockLosses();
+    private final RenewalAnswers answers;
     /** Told of every renewal's outcome and every loss, on the thread that saw it; for metrics and health. */
     private volatile Events events = Events.NONE;
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
@@ -104,15 +104,13 @@ final class Watchdog implements AutoCloseable {
         this.background = new ThreadPoolExecutor(BACKGROUND_THREADS, BACKGROUND_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), daemon("redis-lock-cleanup", true));
         this.background.allowCoreThreadTimeOut(true);
-        this.listenerThread = new ThreadPoolExecutor(1, 1, IDLE_SECONDS, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                daemon("redis-lock-listeners", false));
-        this.listenerThread.allowCoreThreadTimeOut(true);
+        this.answers = new RenewalAnswers(this, inFlight);
         long tick = Math.max(1, lease.toNanos() / 6);
         scheduler.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
     }
 
     void addLockLostListener(LockLostListener listener) {
-        listeners.add(listener);
+        losses.addListener(listener);
     }
 
     /** What the watchdog saw, as it saw it: must be quick and not throw. */
@@ -137,6 +135,10 @@ final class Watchdog implements AutoCloseable {
 
     void setEvents(Events events) {
         this.events = events;
+    }
+
+    Events events() {
+        return events;
     }
 
     /**
@@ -194,7 +196,7 @@ final class Watchdog implements AutoCloseable {
         lanes.close();
         renewals.shutdownNow();
         background.shutdown();
-        listenerThread.shutdown();
+        losses.close();
     }
 
     private void tick() {
@@ -276,9 +278,9 @@ final class Watchdog implements AutoCloseable {
             }
             Due first = batch.holdings.get(0);
             if (first.renewer().many() == null) {
-                renew(first.lock(), first.renewer(), first.holding(), batch.sent);
+                answers.renew(first.lock(), first.renewer(), first.holding(), batch.sent);
             } else {
-                renewMany(batch);
+                answers.renewMany(batch);
             }
         } finally {
             queued.cancelTimeout(); // answered: nothing to resend, and the scheduler lets go of the holdings
@@ -311,109 +313,9 @@ final class Watchdog implements AutoCloseable {
         return left.isEmpty() ? null : left.size() == queued.holdings.size() ? queued : new Batch(left, queued.sent);
     }
 
-    /**
-     * Sends one RENEW for {@code holding} on the calling thread. Only that holding is extended
-     * locally, and the script never shortens a TTL: a renewal that lands after the lock was handed
-     * to a holder with a longer lease changes nothing.
-     */
+    /** Sends one renewal of {@code holding} on the calling thread; see {@link RenewalAnswers#renew}. */
     void renew(LocalLock lock, Renewer renewer, LocalLock.Holding holding, long sent) {
-        try {
-            long started = System.nanoTime(); // after any wait in its node's queue: the lease runs from here
-            if (renewer.call().renew(lock.key, holding.owner(), TimeUnit.NANOSECONDS.toMillis(holding.leaseNanos()))) {
-                renewed(new Due(lock, renewer, holding), started);
-            } else {
-                gone(new Due(lock, renewer, holding));
-            }
-        } catch (RuntimeException e) {
-            if (notRenewed(new Due(lock, renewer, holding), sent, e)) {
-                log.warn("Could not renew {} (will retry before its lease ends): {}", renewer.describe(lock.key),
-                        e.toString());
-            }
-        } finally {
-            inFlight.remove(holding, sent);
-        }
-    }
-
-    /** Sends one batched renewal for every holding of {@code batch} on the calling thread, as {@link #renew} does one. */
-    private void renewMany(Batch batch) {
-        List<Due> holdings = batch.holdings;
-        try {
-            List<String> keys = new ArrayList<>(holdings.size());
-            List<String> owners = new ArrayList<>(holdings.size());
-            long[] leases = new long[holdings.size()];
-            for (int i = 0; i < holdings.size(); i++) {
-                Due due = holdings.get(i);
-                keys.add(due.lock().key);
-                owners.add(due.holding().owner());
-                leases[i] = TimeUnit.NANOSECONDS.toMillis(due.holding().leaseNanos());
-            }
-            Renewer.Replies replies;
-            long started = System.nanoTime(); // after any wait in its node's queue: the leases run from here
-            try {
-                replies = holdings.get(0).renewer().many().renew(keys, owners, leases);
-            } catch (RuntimeException e) {
-                replies = new Renewer.Replies(String.valueOf(Renewer.Replies.NOT_ASKED).repeat(holdings.size()), e);
-            }
-            int failed = 0;
-            for (int i = 0; i < holdings.size(); i++) {
-                Due due = holdings.get(i);
-                char outcome = replies.outcomes().charAt(i);
-                if (outcome == Renewer.Replies.RENEWED) {
-                    renewed(due, started);
-                } else if (outcome == Renewer.Replies.GONE) {
-                    gone(due);
-                } else if (notRenewed(due, batch.sent, replies.failure())) {
-                    failed++;
-                }
-            }
-            if (failed > 0) {
-                log.warn("Could not renew {} of {} locks in one batch (will retry before their leases end): {}", failed,
-                        holdings.size(), String.valueOf(replies.failure()));
-            }
-        } finally {
-            holdings.forEach(due -> inFlight.remove(due.holding(), batch.sent));
-        }
-    }
-
-    /**
-     * Records a renewal sent at {@code started} that Redis confirmed. If the holding's lease (less the margin) ran out
-     * before the answer came, its holder may have been told it no longer holds the lock: it stays lost, and is
-     * marked so, rather than held again.
-     */
-    private void renewed(Due due, long started) {
-        if (due.lock().renewed(due.holding(), started)) {
-            events.renewal(due.lock(), LockObserver.RenewalOutcome.RENEWED);
-        } else if (due.lock().invalidReason() != null && markLost(due.lock(), due.renewer(), due.holding(),
-                "its renewal was answered only after its lease ran out")) {
-            events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
-        }
-    }
-
-    private void gone(Due due) {
-        if (markLost(due.lock(), due.renewer(), due.holding(), "the watchdog found " + due.renewer().whatIsGone()
-                + " gone from Redis (expired, deleted, or Redis lost it)")) {
-            events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
-        }
-    }
-
-    /**
-     * A renewal sent at {@code sent} could not reach Redis: marks the holding lost if its lease ran out meanwhile.
-     *
-     * @return whether it counted as a failed renewal to retry, for the caller to log
-     */
-    private boolean notRenewed(Due due, long sent, RuntimeException failure) {
-        LocalLock lock = due.lock();
-        Long current = inFlight.get(due.holding());
-        if (lock.invalidReason() != null) {
-            if (markLost(lock, due.renewer(), due.holding(), "Redis could not be reached to renew it before its lease "
-                    + "ran out: " + (failure == null ? "no answer" : failure.getMessage()))) {
-                events.renewal(lock, LockObserver.RenewalOutcome.LOST);
-            }
-        } else if (current != null && current == sent) { // not given up on by timedOut, which logs and counts itself
-            events.renewal(lock, LockObserver.RenewalOutcome.FAILED);
-            return true;
-        }
-        return false;
+        answers.renew(lock, renewer, holding, sent);
     }
 
     private void timedOut(Batch batch) {
@@ -473,31 +375,11 @@ final class Watchdog implements AutoCloseable {
         }
         inFlight.remove(holding);
         events.lost(lock, reason);
-        // the exclusive lock's holding may have passed in memory to a later holder with a later token
-        long token = Math.max(holding.token(), lock.token);
-        LockHandle view = new LostView(lock.key, token);
-        String what = renewer.describe(lock.key);
-        log.warn("{}{} (fencing token {}) was lost while held: {}", Character.toUpperCase(what.charAt(0)),
-                what.substring(1), token, reason);
-        try {
-            listenerThread.execute(() -> tell(view, reason));
-        } catch (RejectedExecutionException e) {
-            log.debug("{} was lost after the template closed; its listeners are not told", what);
-        }
+        losses.tell(lock, renewer, holding, reason);
         return true;
     }
 
-    private void tell(LockHandle view, String reason) {
-        for (LockLostListener listener : listeners) {
-            try {
-                listener.lockLost(view, reason);
-            } catch (RuntimeException | LinkageError e) {
-                log.warn("LockLostListener {} failed", listener, e);
-            }
-        }
-    }
-
-    private static ThreadFactory daemon(String name, boolean numbered) {
+    static ThreadFactory daemon(String name, boolean numbered) {
         AtomicInteger count = new AtomicInteger();
         return runnable -> {
             Thread thread = new Thread(runnable, numbered ? name + "-" + count.incrementAndGet() : name);
@@ -514,11 +396,11 @@ final class Watchdog implements AutoCloseable {
     }
 
     /** A holding due for renewal, as the tick read it. */
-    private record Due(LocalLock lock, Renewer renewer, LocalLock.Holding holding) {
+    record Due(LocalLock lock, Renewer renewer, LocalLock.Holding holding) {
     }
 
     /** Holdings renewed by one call (one holding when its renewer has no batched call), sent at {@code sent}. */
-    private static final class Batch {
+    static final class Batch {
 
         final List<Due> holdings;
         final long sent;
@@ -537,20 +419,6 @@ final class Watchdog implements AutoCloseable {
             if (pending != null) {
                 pending.cancel(false);
             }
-        }
-    }
-
-    /** What a {@link LockLostListener} sees of a lost lock. */
-    private record LostView(String key, long fencingToken) implements LockHandle {
-
-        @Override
-        public boolean isHeld() {
-            return false;
-        }
-
-        @Override
-        public void release() {
-            throw new IllegalMonitorStateException("release the lost lock '" + key + "' through the handle that acquired it");
         }
     }
 }

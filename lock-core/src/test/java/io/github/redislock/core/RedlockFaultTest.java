@@ -80,7 +80,7 @@ class RedlockFaultTest {
             assertThat(String.valueOf(nodes.node(i).command("GET", LOCK_KEY))).as("nothing half-held on a live node")
                     .doesNotStartWith(template.clientId());
         }
-        assertThat(template.localLockCount()).isZero();
+        assertThat(template.diagnostics().localLockCount()).isZero();
     }
 
     @Test
@@ -312,13 +312,12 @@ class RedlockFaultTest {
             nodes.node(i).command("DEL", LOCK_KEY); // gone from a majority (an operator, or restarts)
         }
         awaitLost(lost, Duration.ofSeconds(10));
-        assertThat(lost).singleElement().asString().startsWith(KEY + ": the watchdog found it lost")
-                .contains("2 of 5 Redis nodes still held it");
+        assertThat(lost).singleElement().asString().startsWith(KEY + ": the watchdog found it gone");
         assertThat(handle.isHeld()).isFalse();
         assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class).hasMessageContaining(KEY)
                 .hasMessageContaining("may have been changed by another holder");
-        assertThat(template.localLockCount()).isZero();
-        assertThat(template.scheduledRenewalCount()).isZero();
+        assertThat(template.diagnostics().localLockCount()).isZero();
+        assertThat(template.diagnostics().scheduledRenewalCount()).isZero();
     }
 
     @Test
@@ -334,7 +333,8 @@ class RedlockFaultTest {
         awaitLost(lost, Duration.ofSeconds(10));
         System.out.println("majority of Redlock nodes killed: lock reported lost after "
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt) + " ms (lease 900 ms)");
-        assertThat(lost).singleElement().asString().contains("could not renew it on a majority");
+        // the shared watchdog's reason: its lease ran out before a majority renewed it
+        assertThat(lost).singleElement().asString().contains("ran out");
         assertThat(handle.isHeld()).isFalse();
         assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class);
     }

@@ -194,7 +194,7 @@ class RedlockTemplateTest {
             nodes.node(i).command("SET", lockKey, "another-owner", "PX", "60000");
         }
         assertThat(template.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
-        long memory = RedlockNodes.FENCE_MEMORY.toMillis();
+        long memory = RedlockStore.FENCE_MEMORY.toMillis();
         for (int i = 0; i < 5; i++) {
             long ttl = Long.parseLong(nodes.node(i).command("PTTL", counter));
             assertThat(ttl).as("the fencing counter's TTL on node %d after a partial grant", i)
@@ -230,8 +230,8 @@ class RedlockTemplateTest {
         assertThat(outer.isHeld()).isTrue();
         assertThat(other.tryAcquire(key, LockOptions.tryOnce())).isEmpty();
         outer.release();
-        assertThat(template.localLockCount()).isZero();
-        assertThat(template.scheduledRenewalCount()).isZero();
+        assertThat(template.diagnostics().localLockCount()).isZero();
+        assertThat(template.diagnostics().scheduledRenewalCount()).isZero();
         assertThat(other.tryAcquire(key, LockOptions.tryOnce())).hasValueSatisfying(LockHandle::release);
     }
 
@@ -270,14 +270,10 @@ class RedlockTemplateTest {
     }
 
     @Test
-    void locksOtherThanTheExclusiveOneAreRefusedClearly() {
-        RedlockTemplate template = clients.template();
-        assertThatThrownBy(() -> template.readWriteLock(key)).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("read/write locks");
-        assertThatThrownBy(() -> template.fairLock(key)).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("fair locks");
-        assertThatThrownBy(() -> template.semaphore(key, 2)).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("semaphores");
+    void itIsALockOperationsWithoutTheLockTypesOnlyOneRedisCanServe() {
+        assertThat(LockOperations.class).isAssignableFrom(RedlockTemplate.class);
+        assertThat(java.util.Arrays.stream(RedlockTemplate.class.getMethods()).map(java.lang.reflect.Method::getName))
+                .doesNotContain("fairLock", "readWriteLock", "semaphore");
     }
 
     @Test

@@ -1,0 +1,53 @@
+package io.github.redislock.core;
+
+import io.github.redislock.core.LockScripts.AcquireReply;
+import io.github.redislock.core.LockScripts.ReleaseReply;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where the exclusive lock lives: the boundary {@link ExclusiveLock} and the {@link Watchdog} use, whatever holds the
+ * lock. {@link LockScripts} is one Redis (standalone, Sentinel or Cluster), each call one script; {@link RedlockStore}
+ * is a quorum of independent masters, each call sent to every node and settled by a majority. Every call keeps the
+ * meaning of the single-Redis script of the same name.
+ */
+interface LockStore {
+
+    /**
+     * Takes the lock for {@code owner}, or registers this client as waiting for it.
+     *
+     * @param sleepMillis how long the caller will sleep at most before asking again (0: it will not wait)
+     * @param registered whether an earlier attempt may have registered this client (withdrawn on success)
+     * @throws org.springframework.dao.DataAccessException when the store could not be reached; the request may still land
+     */
+    AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered);
+
+    /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */
+    ReleaseReply release(String key, String owner);
+
+    /**
+     * Whether a release may hand the lock to the next thread of this JVM ({@link #releaseOrHandOver}) and the lock
+     * then pass from thread to thread in memory with reserved fencing tokens.
+     */
+    boolean handsOver();
+
+    /** Like {@link #release}, but hands the lock to {@code nextOwner} when no other client waits; see {@link #handsOver}. */
+    ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens);
+
+    /** Extends {@code owner}'s lease to at least {@code leaseMillis}; whether it still held the lock. */
+    boolean renew(String key, String owner, long leaseMillis);
+
+    /** The watchdog's batched renewal, or {@code null} when each lock is renewed alone. */
+    Renewer.@Nullable Many renewMany();
+
+    /** Sets {@code owner}'s lease to exactly {@code leaseMillis} ({@code holdAtLeast}); whether it still held the lock. */
+    boolean setLease(String key, String owner, long leaseMillis);
+
+    /** Withdraws this client from the clients waiting for the lock. */
+    void leave(String key);
+
+    /**
+     * Once the turn a release kept for the woken clients should have ended: wakes every client still waiting if none
+     * took the lock; how long until a later turn ends, in ms, else 0.
+     */
+    long turnEnded(String key);
+}
