@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 
 /**
  * The exclusive lock over one {@link LockStore}, with everything it runs on: the per-key in-JVM queues
@@ -28,7 +27,7 @@ final class ExclusiveEngine {
      * @param closed whether the template was closed (background clean-up then stops retrying)
      */
     ExclusiveEngine(LockStore store, WaitLoop waitLoop, String clientId, Duration watchdogLease, BooleanSupplier closed) {
-        this.watchdog = new Watchdog(watchdogLease, locks.all(), new Renewer(Kind.EXCLUSIVE, store::renew,
+        this.watchdog = new Watchdog(watchdogLease, locks.all(), new Renewer(LockType.EXCLUSIVE, store::renew,
                 store.renewMany()));
         this.cleanup = new BackgroundCleanup(watchdog, watchdogLease, closed);
         this.turnLooks = new WakeLooks(cleanup, store::turnEnded);

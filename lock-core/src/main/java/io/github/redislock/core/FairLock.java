@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import io.github.redislock.core.WaitLoop.Deadline;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,7 +63,7 @@ final class FairLock {
         this.scripts = scripts;
         this.fairLocks = fairLocks;
         this.watchdog = watchdog;
-        this.renewer = new Renewer(Kind.FAIR, scripts::renew, scripts.renewMany());
+        this.renewer = new Renewer(LockType.FAIR, scripts::renew, scripts.renewMany());
         this.waitLoop = waitLoop;
         this.cleanup = cleanup;
         this.clientId = clientId;

@@ -6,7 +6,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import io.github.redislock.core.WaitLoop.Deadline;
 import org.jspecify.annotations.Nullable;
 
@@ -76,7 +75,7 @@ final class ReadShares {
             }
             return renewal >= 1;
         };
-        this.renewer = new Renewer(Kind.READ, renewRead, renewReads);
+        this.renewer = new Renewer(LockType.READ, renewRead, renewReads);
     }
 
     /** Renews the read side's holdings, shares or not, and closes a share whose renewal reports a waiting writer. */

@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,7 +58,7 @@ final class ReadWriteLocks {
         this.watchdog = watchdog;
         this.redis = new ReadWriteRedis(scripts, waiting, waitLoop, cleanup, clientId, watchdogLease);
         this.shares = new ReadShares(scripts, redis, waiting, waitLoop, watchdog);
-        this.writeRenewer = new Renewer(Kind.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
+        this.writeRenewer = new Renewer(LockType.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
                 scripts.renewManyWriteLocks());
     }
 

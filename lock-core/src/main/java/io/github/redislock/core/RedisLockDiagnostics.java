@@ -17,25 +17,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RedisLockDiagnostics {
 
-    /** The watchdog's name for the lock type of a holding it renews (internal: {@link LockType} is the public one). */
-    enum Kind {
-
-        /** {@link RedisLockTemplate#acquire}, {@link RedisLockTemplate#lock} and multi-key locks. */
-        EXCLUSIVE,
-
-        /** {@link RedisLockTemplate#fairLock}. */
-        FAIR,
-
-        /** The read side of {@link RedisLockTemplate#readWriteLock}. */
-        READ,
-
-        /** The write side of {@link RedisLockTemplate#readWriteLock}. */
-        WRITE,
-
-        /** Permits of a {@link RedisLockTemplate#semaphore}: one holding per acquisition, whatever its permits. */
-        SEMAPHORE
-    }
-
     private final Watchdog watchdog;
     private final WakeupSubscriber subscriber;
     private final Supplier<Stream<String>> waitedFor;
@@ -97,8 +78,8 @@ public final class RedisLockDiagnostics {
     }
 
     /** How {@link #localLockCount} tells locks apart: the two sides of a read/write lock are one lock. */
-    static String inUse(Kind kind, String key) {
-        Kind lock = kind == Kind.WRITE ? Kind.READ : kind;
+    static String inUse(LockType kind, String key) {
+        LockType lock = kind == LockType.WRITE ? LockType.READ : kind;
         return lock.name() + '\u0000' + key;
     }
 
@@ -140,10 +121,9 @@ public final class RedisLockDiagnostics {
 
     /** Like {@link #heldLockCount()}, for one lock type. */
     public int heldLockCount(LockType type) {
-        Kind kind = Kind.valueOf(type.name());
         int[] held = {0};
         watchdog.forEachHolding((lock, renewer) -> {
-            if (renewer.kind() == kind && lock.holding != null && lock.isValid()) {
+            if (renewer.kind() == type && lock.holding != null && lock.isValid()) {
                 held[0]++;
             }
         });

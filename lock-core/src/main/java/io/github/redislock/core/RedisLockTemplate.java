@@ -15,7 +15,6 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.stream.Stream;
 
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -84,10 +83,10 @@ public final class RedisLockTemplate implements LockOperations {
         this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), new WaitLoop(subscriber), watchdog,
                 cleanup, clientId, config.watchdogLease());
         this.diagnostics = new RedisLockDiagnostics(watchdog, subscriber, () -> Stream.of(
-                locks.keys().map(key -> RedisLockDiagnostics.inUse(Kind.EXCLUSIVE, key)),
-                fairLocks.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.FAIR, key)),
-                readWrite.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.READ, key)),
-                semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(Kind.SEMAPHORE, key))).flatMap(s -> s),
+                locks.keys().map(key -> RedisLockDiagnostics.inUse(LockType.EXCLUSIVE, key)),
+                fairLocks.waitingKeys().map(key -> RedisLockDiagnostics.inUse(LockType.FAIR, key)),
+                readWrite.waitingKeys().map(key -> RedisLockDiagnostics.inUse(LockType.READ, key)),
+                semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(LockType.SEMAPHORE, key))).flatMap(s -> s),
                 activity);
         this.exclusiveVerbs = new RedisLockView.Verbs(this::tryExclusive, config.defaultWaitTime(), asyncExecutor);
         this.fairVerbs = new RedisLockView.Verbs(this::tryFair, config.defaultWaitTime(), asyncExecutor);

@@ -2,7 +2,6 @@ package io.github.redislock.core;
 
 import java.util.List;
 
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 
 /**
  * How the {@link Watchdog} renews one kind of holding in Redis. Every lock type records its holding in a
@@ -15,10 +14,10 @@ import io.github.redislock.core.RedisLockDiagnostics.Kind;
  * @param many the Redis call that extends many holdings' leases at once, or {@code null} when each is renewed alone;
  *        the watchdog sends the holdings due at one tick in batches of up to {@link Watchdog#MAX_BATCH} through it
  */
-record Renewer(Kind kind, Call call, Many many) {
+record Renewer(LockType kind, Call call, Many many) {
 
     /** A renewer of holdings one at a time. */
-    Renewer(Kind kind, Call call) {
+    Renewer(LockType kind, Call call) {
         this(kind, call, null);
     }
 

@@ -5,7 +5,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
-import io.github.redislock.core.RedisLockDiagnostics.Kind;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,7 +51,7 @@ final class SemaphorePermits {
             BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
         this.scripts = scripts;
         this.watchdog = watchdog;
-        this.renewer = new Renewer(Kind.SEMAPHORE, scripts::renew, scripts.renewMany());
+        this.renewer = new Renewer(LockType.SEMAPHORE, scripts::renew, scripts.renewMany());
         PermitQueues queues = new PermitQueues(clientId);
         this.releasing = new PermitRelease(scripts, waiting, queues, cleanup, () -> afterHandOverScript.run());
         this.acquiring = new PermitWaiting(scripts, waiting, waitLoop, queues, releasing, cleanup, clientId, watchdogLease,
