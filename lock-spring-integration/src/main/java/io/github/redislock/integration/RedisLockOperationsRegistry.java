@@ -16,6 +16,7 @@ import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockLostException;
 import io.github.redislock.core.LockNotAcquiredException;
 import io.github.redislock.core.LockOperations;
+import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.core.LockOptions;
 import io.github.redislock.core.RedisLock;
 import org.jspecify.annotations.Nullable;
@@ -123,12 +124,14 @@ public final class RedisLockOperationsRegistry
     }
 
     /**
-     * Checks that the calling thread still holds the lock of {@code lockKey}. The watchdog renews a lock taken without
-     * a time-to-live every third of its lease while it is held, so there is nothing more to do.
+     * Renews the lock of {@code lockKey} that the calling thread holds. A lock taken with a time-to-live gets that
+     * time-to-live again from now (on a {@link RedisLockTemplate}); one taken without is renewed by the watchdog every
+     * third of its lease while it is held, so this only checks that it still is.
      *
      * @throws IllegalStateException when the calling thread does not hold it through this registry;
      *         {@link LockLostException} when it was lost
-     * @throws UnsupportedOperationException when it was taken with a fixed time-to-live
+     * @throws UnsupportedOperationException when it was taken with a fixed time-to-live on a backend that cannot
+     *         extend one (Redlock)
      */
     @Override
     public void renewLock(Object lockKey) {
@@ -136,8 +139,9 @@ public final class RedisLockOperationsRegistry
     }
 
     /**
-     * Like {@link #renewLock(Object)}: a lock renewed by the watchdog keeps being renewed with the watchdog's lease
-     * while it is held, whatever {@code timeToLive} says.
+     * Like {@link #renewLock(Object)}: a lock taken with a time-to-live gets {@code timeToLive} from now ({@code null}:
+     * the one it was taken with); a lock renewed by the watchdog keeps the watchdog's lease, whatever
+     * {@code timeToLive} says.
      */
     @Override
     public void renewLock(Object lockKey, @Nullable Duration timeToLive) {
@@ -147,12 +151,19 @@ public final class RedisLockOperationsRegistry
             throw new IllegalStateException("Could not renew lock '" + key + "': it is not held by thread '"
                     + Thread.currentThread().getName() + "' through this registry");
         }
-        if (holding.fixedLease != null) {
-            throw new UnsupportedOperationException("Lock '" + key + "' was taken with a time-to-live of "
-                    + holding.fixedLease + ", which cannot be renewed: take it without a time-to-live (lock(), "
-                    + "tryLock(...)) and the watchdog renews it while it is held");
-        }
         LockHandle outermost = holding.outermost();
+        if (holding.fixedLease != null) {
+            // a fixed lease gets a new one from now: the given time-to-live, else the one it was taken with
+            if (!(locks instanceof RedisLockTemplate template)) {
+                throw new UnsupportedOperationException("Lock '" + key + "' was taken with a time-to-live of "
+                        + holding.fixedLease + " on " + locks.getClass().getSimpleName() + ", which cannot extend a "
+                        + "fixed lease: take it without a time-to-live (lock(), tryLock(...)) and the watchdog renews it");
+            }
+            if (!template.extend(outermost, timeToLive != null ? timeToLive : holding.fixedLease, null)) {
+                throw new LockLostException(key, outermost.fencingToken(), "it was lost before it was renewed");
+            }
+            return;
+        }
         if (!outermost.isHeld()) {
             throw new LockLostException(key, outermost.fencingToken(), "it was lost before it was renewed");
         }

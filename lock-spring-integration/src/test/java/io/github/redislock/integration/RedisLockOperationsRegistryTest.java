@@ -172,14 +172,18 @@ class RedisLockOperationsRegistryTest {
     }
 
     @Test
-    void renewLockChecksTheHoldingOfTheCallingThread() throws Exception {
+    void renewLockChecksTheHoldingOfTheCallingThreadAndRenewsATimeToLive() throws Exception {
         assertThatThrownBy(() -> registry.renewLock("unheld")).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("not held");
         DistributedLock withTtl = registry.obtain("with-ttl");
         withTtl.lock(Duration.ofSeconds(10));
         try {
-            assertThatThrownBy(() -> registry.renewLock("with-ttl", Duration.ofSeconds(20)))
-                    .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("time-to-live");
+            registry.renewLock("with-ttl", Duration.ofSeconds(20));
+            assertThat(redis.getExpire("redis-lock:{orders:with-ttl}", TimeUnit.MILLISECONDS))
+                    .as("the new time-to-live, from now").isGreaterThan(10_000).isLessThanOrEqualTo(20_000);
+            registry.renewLock("with-ttl");
+            assertThat(redis.getExpire("redis-lock:{orders:with-ttl}", TimeUnit.MILLISECONDS))
+                    .as("the time-to-live it was taken with").isGreaterThan(5_000).isLessThanOrEqualTo(10_000);
         } finally {
             withTtl.unlock();
         }
