@@ -1,5 +1,9 @@
 package io.github.redislock.autoconfigure;
 
+import io.github.redislock.autoconfigure.actuate.LocksEndpoint;
+import io.github.redislock.autoconfigure.actuate.RedisLockHealthIndicator;
+import io.github.redislock.autoconfigure.actuate.RedisLockActuatorAutoConfiguration;
+import io.github.redislock.autoconfigure.metrics.RedisLockMetricsAutoConfiguration;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.CompletableFuture;

@@ -1,5 +1,10 @@
 package io.github.redislock.autoconfigure;
 
+import io.github.redislock.autoconfigure.actuate.LocksEndpoint;
+import io.github.redislock.autoconfigure.actuate.RedisLockActuatorAutoConfiguration;
+import io.github.redislock.autoconfigure.metrics.RedisLockMetrics;
+import io.github.redislock.autoconfigure.metrics.RedisLockMetricsAutoConfiguration;
+import io.github.redislock.autoconfigure.metrics.RedisLockObservations;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,5 +1,8 @@
 package io.github.redislock.autoconfigure;
 
+import io.github.redislock.autoconfigure.actuate.LocksEndpoint;
+import io.github.redislock.autoconfigure.actuate.RedisLockActuatorAutoConfiguration;
+import io.github.redislock.autoconfigure.metrics.RedisLockMetricsAutoConfiguration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -8,8 +8,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-import io.github.redislock.autoconfigure.RedisLockMetrics;
-import io.github.redislock.autoconfigure.RedisLockObservations;
+import io.github.redislock.autoconfigure.metrics.RedisLockMetrics;
+import io.github.redislock.autoconfigure.metrics.RedisLockObservations;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import io.micrometer.core.instrument.Timer;

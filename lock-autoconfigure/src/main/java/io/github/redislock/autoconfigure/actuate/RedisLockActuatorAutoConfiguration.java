@@ -1,7 +1,9 @@
-package io.github.redislock.autoconfigure;
+package io.github.redislock.autoconfigure.actuate;
 
 import java.util.Map;
 
+import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
+import io.github.redislock.autoconfigure.RedlockAutoConfiguration;
 import io.github.redislock.core.LockOperations;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

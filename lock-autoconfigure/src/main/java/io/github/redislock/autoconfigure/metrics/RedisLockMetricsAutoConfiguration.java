@@ -1,7 +1,9 @@
-package io.github.redislock.autoconfigure;
+package io.github.redislock.autoconfigure.metrics;
 
 import java.util.Map;
 
+import io.github.redislock.autoconfigure.RedisLockAutoConfiguration;
+import io.github.redislock.autoconfigure.RedlockAutoConfiguration;
 import io.github.redislock.core.LockOperations;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;

@@ -1,4 +1,4 @@
-package io.github.redislock.autoconfigure;
+package io.github.redislock.autoconfigure.actuate;
 
 import java.util.LinkedHashMap;
 import java.util.List;
