@@ -8,9 +8,10 @@ import java.util.jar.JarFile;
 import java.util.zip.ZipEntry;
 
 import io.github.redislock.autoconfigure.RedisLockProperties;
+import io.github.redislock.core.RedisLockTemplate;
 import org.junit.jupiter.api.Test;
 
-/** What a user's build gets from the starter: the auto-configuration jar, as Maven packaged it. */
+/** What a user's build gets from the starter: the auto-configuration and engine jars, as Maven packaged them. */
 class StarterJarTest {
 
     @Test
@@ -25,7 +26,12 @@ class StarterJarTest {
                     "\"redis-lock.advisor-order\"", "\"redis-lock.enabled\"", "\"redis-lock.allow-bean-references\"");
             assertThat(jar.getEntry("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"))
                     .isNotNull();
-            assertThat(jar.getEntry("io/github/redislock/acquire.lua")).isNotNull();
+        }
+        Path core = Path.of(RedisLockTemplate.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertThat(core.getFileName().toString()).as("the engine's own packaged jar").startsWith("redis-lock-core-")
+                .endsWith(".jar");
+        try (JarFile jar = new JarFile(core.toFile())) {
+            assertThat(jar.getEntry("io/github/redislock/acquire.lua")).as("the Lua scripts in " + core).isNotNull();
         }
     }
 }
