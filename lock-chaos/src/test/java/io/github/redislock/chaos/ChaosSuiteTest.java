@@ -55,7 +55,7 @@ class ChaosSuiteTest {
 
     @Test
     void everyPassCriterionHoldsUnderEveryFault() throws Exception {
-        int repetitions = Integer.getInteger("chaos.short-repetitions", 2);
+        int repetitions = Integer.getInteger("chaos.short-repetitions", 1);
         List<ChaosRun.Outcome> outcomes = run.exclusiveLockScenarios(repetitions);
         System.out.println(ChaosRun.report(outcomes, repetitions));
         assertThat(ChaosRun.failures(outcomes)).isEmpty();

@@ -47,6 +47,8 @@ final class RedlockStore implements LockStore {
     private static final long RETRY_MAX_MILLIS = 30;
     /** The shortest an attempt waits for replies, also when the wait time is (nearly) over. */
     private static final long MIN_REPLY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The least a release waits for the other nodes once a majority released the lock. */
+    private static final long MIN_RELEASE_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final RedlockNodes nodes;
     private final RedisLockKeys keys;
@@ -152,20 +154,29 @@ final class RedlockStore implements LockStore {
 
     /**
      * Done waiting once {@code holders} nodes released it, every node answered, or a majority answered and the rest
-     * stalled (a frozen node holds up no release); each node's release waits for a renewal still putting the lock back
-     * there.
+     * stalled; once a majority released it, the rest are waited for at most as long again as that majority took, so a
+     * frozen or slow node holds up no release (its call still goes out). Each node's release waits for a renewal
+     * still putting the lock back there.
      *
      * @return how many nodes answered that {@code owner} held the lock there
      */
     private long release(String key, String owner, @Nullable Holder holder, long holders, long replyNanos) {
-        long deadline = System.nanoTime() + replyNanos;
+        long start = System.nanoTime();
+        long deadline = start + replyNanos;
+        long majority = Math.min(holders, nodes.quorum());
         Replies<Boolean> released = nodes.callAll(node -> {
             if (holder != null) {
                 holder.awaitRepair(node.name(), deadline);
             }
             return node.scripts().release(key, owner).wasOwner();
-        }, deadline, r -> r.values().size() + r.failed() == nodes.size() || r.count(Boolean::booleanValue) >= holders
+        }, deadline, r -> r.values().size() + r.failed() == nodes.size() || r.count(Boolean::booleanValue) >= majority
                 || r.values().size() >= nodes.quorum() && nodes.restStalled(r));
+        if (released.pending() > 0 && released.count(Boolean::booleanValue) >= majority) {
+            long now = System.nanoTime();
+            long grace = Math.max(now - start, MIN_RELEASE_GRACE_NANOS);
+            released.await(Math.min(deadline, now + grace), r -> r.values().size() + r.failed() == nodes.size()
+                    || r.count(Boolean::booleanValue) >= holders);
+        }
         long wasOwner = released.count(Boolean::booleanValue);
         long answered = released.values().size();
         return wasOwner + (nodes.size() - answered); // a node that did not answer is not taken for one that lost it

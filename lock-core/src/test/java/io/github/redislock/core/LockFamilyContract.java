@@ -157,13 +157,15 @@ abstract class LockFamilyContract {
             public void run(int thread) throws Exception {
                 try (PermitHandle permit = client(thread).semaphore(key, permits).acquire(THIRTY_SECONDS)) {
                     long enter = System.nanoTime();
-                    Thread.sleep(3); // widen the window a fourth holder would need
+                    Thread.sleep(15); // widen the window a fourth holder would need
                     sections.add(new Section(enter, System.nanoTime(), permit.fencingToken(), false));
                     mine.get().add(permit.fencingToken());
                 }
             }
         });
-        assertThat(maxConcurrency(sections)).as("holders at once").isEqualTo(permits);
+        // never more than the permits; more than one at once shows the permits are shared (all three at once
+        // depends on the scheduling of a loaded machine, so it is not asserted)
+        assertThat(maxConcurrency(sections)).as("holders at once").isLessThanOrEqualTo(permits).isGreaterThan(1);
         assertThat(sections.stream().map(Section::token)).as("a token per acquisition").doesNotHaveDuplicates();
         for (List<Long> tokens : tokensPerThread) {
             assertThat(tokens).as("one thread's tokens, acquisition after acquisition").isSorted();

@@ -303,8 +303,14 @@ public final class RedisServerProcess implements AutoCloseable {
      * take either of them between this check and the server's bind; the machine's Redis (6379) is below them.
      */
     public static int freePort() {
+        // test JVMs that run side by side (surefire forks) draw from disjoint slices of the span, so that two of
+        // them never pick the same free port at once
+        int forks = Integer.getInteger("redislock.test.forks", 1);
+        int fork = Math.floorMod(Integer.getInteger("redislock.test.fork", 1) - 1, Math.max(forks, 1));
+        int slice = PORT_SPAN / Math.max(forks, 1);
+        int first = FIRST_PORT + fork * slice;
         for (int i = 0; i < 1000; i++) {
-            int port = ThreadLocalRandom.current().nextInt(FIRST_PORT, FIRST_PORT + PORT_SPAN);
+            int port = ThreadLocalRandom.current().nextInt(first, first + slice);
             if (isFree(port) && isFree(port + BUS_OFFSET)) {
                 return port;
             }
