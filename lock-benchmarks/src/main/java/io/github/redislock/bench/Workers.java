@@ -60,7 +60,7 @@ final class Workers {
                     }
                     // then on one key shared by every thread and worker JVM until the JIT settles: the wait, the
                     // release notice and the hand-over are compiled too (a client on Netty, Lettuce or Redisson,
-                    // measured cold, spent most of a 1.5 s window compiling them: tens of operations per second)
+                    // measured cold, spends most of a short window compiling them)
                     Lock sharedWarmUp = fair ? contender.fairLock(key + ":warm-up") : contender.lock(key + ":warm-up");
                     while (warming.get()) {
                         sharedWarmUp.lock();
@@ -149,9 +149,9 @@ final class Workers {
     /**
      * Waits while the worker threads warm up, at least {@code minNanos}, until the JIT compiler has settled: it spent
      * under 2 % of the latest half second compiling (or {@link #MAX_WARM_UP_NANOS} passed). A window measured while
-     * 4 JVMs still compile on 2 cores measures the compiler: Netty-based clients (Lettuce, Redisson) compiled their
-     * hot paths for 5-20 s there. A window of 1.5 s after a warm-up of 1.5 s (which left out the critical section's
-     * GET and SET) ran at a third to a half of the speed the same contenders kept up over 8 s.
+     * several JVMs still compile on a small machine measures the compiler: Netty-based clients (Lettuce, Redisson) take
+     * seconds to compile their hot paths there, and a short window after a short warm-up (which left out the critical
+     * section's GET and SET) ran far slower than the same contenders kept up over a long one.
      *
      * @return how long the warm-up took, in ms
      */

@@ -90,9 +90,9 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     /**
-     * The fair lock's promise for dead waiters (README, "Fair lock", item 3: waiters of a JVM killed together cost at
-     * most about 650 ms, rounded up to a second), plus two seconds for a loaded 2-core machine's scheduling (a
-     * hand-over took over a second there at a load of 30): the longest pause in the sections allowed around each
+     * The fair lock's promise for dead waiters (docs/lock-types.md, "Fair lock", item 3: waiters of a JVM killed together
+     * cost at most about 650 ms, rounded up to a second), plus two seconds for a loaded machine's scheduling (a
+     * hand-over can take over a second there): the longest pause in the sections allowed around each
      * killed waiting JVM. A tripwire for a stuck queue, not the figure: the report shows the pauses measured.
      */
     static final long FAIR_DEAD_WAITER_BOUND_MILLIS = 1000 + 2000;
@@ -1732,7 +1732,7 @@ public final class ChaosRun implements AutoCloseable {
                 .append("still queued (the queue's arrival scores are set once per waiter, so this is exact for the ")
                 .append("grants it sees; owners that found the lock free with nobody queued are not checked). A killed ")
                 .append("waiting JVM may hold the others up at most ").append(FAIR_DEAD_WAITER_BOUND_MILLIS)
-                .append(" ms for the fair lock (the README's promise of about 650 ms, rounded up to a second, plus two ")
+                .append(" ms for the fair lock (the promise of about 650 ms in docs/lock-types.md, rounded up to a second, plus two ")
                 .append("seconds of scheduling on a loaded machine) and ").append(READ_WRITE_DEAD_WAITER_BOUND_MILLIS).append(" ms for the ")
                 .append("read/write lock (a dead waiting writer's entry lives up to the holder's lease plus a second, ")
                 .append("plus two seconds of scheduling): bounds that catch a stuck queue, while the figures below are ")

@@ -50,7 +50,8 @@ final class FairLock {
     /**
      * Confirmations of hand-overs taken from their message, each due {@value FairLockScripts#CONFIRM_AFTER_MILLIS} ms
      * after its grant: one scheduled sweep sends those still held. Scheduling a task per grant would wake the watchdog's
-     * scheduler thread at the moment the new holder resumes (measured: about 15 µs of a cross-JVM hand-off on 2 cores).
+     * scheduler thread at the moment the new holder resumes, and a cross-JVM hand-off would pay for it (the fair
+     * hand-off, S4 fair in docs/benchmarks.md).
      */
     private final ConcurrentLinkedQueue<Confirmation> dueConfirmations = new ConcurrentLinkedQueue<>();
     /** Whether a sweep of {@link #dueConfirmations} is scheduled; a grant that finds none schedules one. */

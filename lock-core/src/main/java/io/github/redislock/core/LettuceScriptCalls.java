@@ -177,36 +177,31 @@ final class LettuceScriptCalls {
     /**
      * How a calling thread waits for a script's reply. Lettuce completes the reply on its event loop thread; a parked
      * caller is then woken by the kernel and scheduled again, which on a small machine costs more than a loopback
-     * round trip, and a caller that parks leaves its core idle, which makes the next wake-up slow too. Measured on the
-     * 2-core test machine, two EVALSHA of {@code return 1} one after the other (p50 of 2,000):
-     * <ul>
-     *     <li>parked at once: 130-240 µs;</li>
-     *     <li>spinning up to 100 µs: 63-150 µs, but 3-10 % of the replies came later than the spin, and such a call pays
-     *     the spin and the wake-up both;</li>
-     *     <li>spinning up to 500 µs: 50-106 µs, with no reply later than the spin once warmed up.</li>
-     * </ul>
+     * round trip, and a caller that parks leaves its core idle, which makes the next wake-up slow too. Compared on a
+     * small machine with two EVALSHA of {@code return 1} one after the other (the floor the benchmark's S1 measures, see
+     * docs/benchmarks.md): parking at once was the slowest; a short spin still saw some replies arrive after it, and such
+     * a call pays the spin and the wake-up both; a spin of {@link #SPIN_NANOS} saw its reply once warmed up.
      * So a call spins on the reply for up to {@link #SPIN_NANOS} (500 µs) before it parks, but only when spinning can
      * pay:
      * <ul>
      *     <li>it is the only lock call of this connection in flight; with several, the event loop is busy with their
-     *     replies and a spinning caller would take the CPU it needs (measured: 16 threads lost up to half their
-     *     throughput when every caller spun);</li>
+     *     replies and a spinning caller would take the CPU it needs (many threads lost throughput when every caller
+     *     spun);</li>
      *     <li>recent spins mostly saw their reply arrive: when the machine is busy, replies come later than the spin
      *     and the spinning stops (once more than a third of the spins ran out), probed again every
      *     {@link #PROBE_EVERY}th call. It comes back quickly because a burst of lock calls after a quiet spell
-     *     starts slow: the first replies come late while the machine's idle cores wake up. (Measured: S1 in blocks
-     *     that took turns with parked calls ran at 0.9-1.3x Redisson's when a run-out spin took four credits and
-     *     every 64th call probed, and at 1.25-1.85x with two credits and every 16th.)</li>
+     *     starts slow: the first replies come late while the machine's idle cores wake up. (The benchmark's S1, in
+     *     blocks taking turns with parked calls, came out better with two credits per run-out spin and a probe every
+     *     16th call than with four and every 64th.)</li>
      *     <li>the JVM has more than one processor: on one, the event loop thread can only complete the reply once the
      *     spinning caller is taken off the CPU;</li>
      *     <li>not on a virtual thread, whose carrier would be kept from other virtual threads.</li>
      * </ul>
      * The spin yields the processor on every turn ({@link Thread#yield()}): a thread that needs it (Lettuce's event
      * loop, a Redis server on the same host, the lock calls of other JVMs) runs first, and only a processor with
-     * nothing else to do keeps spinning. Measured with 4 JVMs of 4 threads each on one key on 2 cores (the benchmark's
-     * S3 and S7 across JVMs, on Lettuce), in two runs: 861-1,188 and 1,364-1,405 ops/s yielding against 615-678 and
-     * 969-1,117 with a busy spin ({@link Thread#onSpinWait()}); uncontended (S1) 6,600 lock+unlock/s yielding against
-     * 4,500-5,100 busy.
+     * nothing else to do keeps spinning. With several JVMs on one key on a small machine (the benchmark's S3 and S7
+     * across JVMs, on Lettuce) and uncontended (S1), yielding did better than a busy spin ({@link Thread#onSpinWait()});
+     * the figures are in docs/benchmarks.md.
      * <p>
      * A spin costs the calling thread's CPU for as long as the reply takes (the benchmark's S1 reports it per
      * lock+unlock). It is bounded, and replies later than the bound stop it: once spinning stopped, the cost is one

@@ -103,7 +103,7 @@ public record RedisLockConfig(String keyPrefix, Duration defaultWaitTime, Durati
      * same connection. A grant acknowledged by fewer replicas is taken back and reported as not acquired; a renewal
      * acknowledged by fewer counts as a failed renewal (retried; the lock is lost if its lease runs out first).
      * WAIT tells that the write reached that many replicas' memory: not their disk, and a failover may still promote a
-     * replica that did not get it (see the README's deployment table).
+     * replica that did not get it (see docs/deployments.md, "Replica acknowledgement").
      *
      * @param replicas how many replicas must acknowledge; 0 turns it off
      * @param timeout how long the master waits for them, at least 1ms (WAIT's 0 would wait forever)
