@@ -42,13 +42,15 @@ class DocChecksOnFixturesTest {
     }
 
     @Test
-    void aSnippetThatDoesNotCompileIsReportedWithItsFenceLineAndTheCompilersMessage() throws Exception {
+    void aSnippetThatDoesNotCompileOrHidesInAnotherBlockIsReportedWithItsLines() throws Exception {
         List<String> problems = JavaSnippetsCompileTest.problems(fixture("broken"));
-        assertThat(problems).hasSize(2);
+        assertThat(problems).hasSize(3);
         assertThat(problems.get(0)).startsWith("README.md:5: ```java block, compiled as members of a class, does not compile:")
                 .contains("README.md:7: illegal start of expression", "public Receipt pay(long orderId) { ... }");
         assertThat(problems.get(1)).startsWith("README.md:13: ```java block, compiled as statements of a method")
                 .contains("README.md:15: cannot find symbol (symbol: method renewNow())", "lock.renewNow();");
+        assertThat(problems.get(2)).isEqualTo("docs/guide.md:5: the ```bash block opened here runs over the fence ```java on line 8: "
+                + "is its closing fence missing above that line?");
     }
 
     @Test
