@@ -218,14 +218,26 @@ final class MarkdownPages {
 
     /** A link target's path part, decoded ({@code %20} and the like); empty for a same-page anchor. */
     static String pathOf(String target) {
-        int hash = target.indexOf('#');
-        return URLDecoder.decode(hash < 0 ? target : target.substring(0, hash), StandardCharsets.UTF_8);
+        int end = target.length();
+        for (char stop : new char[] {'#', '?'}) { // file.md?plain=1#L10
+            end = target.indexOf(stop) < 0 ? end : Math.min(end, target.indexOf(stop));
+        }
+        return decode(target.substring(0, end));
     }
 
     /** A link target's anchor, decoded, or null when it has none. */
     static String anchorOf(String target) {
         int hash = target.indexOf('#');
-        return hash < 0 ? null : URLDecoder.decode(target.substring(hash + 1), StandardCharsets.UTF_8);
+        return hash < 0 ? null : decode(target.substring(hash + 1));
+    }
+
+    private static String decode(String text) {
+        try {
+            return URLDecoder.decode(text.replace("+", "%2B"), StandardCharsets.UTF_8); // '+' is a plus in a path
+        }
+        catch (IllegalArgumentException ex) {
+            return text; // a stray '%': taken as written
+        }
     }
 
     private static boolean closes(String line, String fence) {

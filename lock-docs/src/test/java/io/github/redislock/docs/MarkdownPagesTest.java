@@ -67,4 +67,12 @@ class MarkdownPagesTest {
                 .isEqualTo("redlock-n-masters-locks----friends");
         assertThat(MarkdownPages.slug("Spring_Boot [docs](x.md) 4.1")).isEqualTo("spring_boot-docs-41");
     }
+
+    @Test
+    void aLinkTargetSplitsIntoItsDecodedPathAndAnchor() {
+        assertThat(MarkdownPages.pathOf("docs/my%20page.md?plain=1#L10")).isEqualTo("docs/my page.md");
+        assertThat(MarkdownPages.anchorOf("docs/my%20page.md?plain=1#L10")).isEqualTo("L10");
+        assertThat(MarkdownPages.pathOf("#quick-start")).isEmpty();
+        assertThat(MarkdownPages.anchorOf("docs/guide.md")).isNull();
+    }
 }
