@@ -33,9 +33,12 @@ public final class RedisServerProcess implements AutoCloseable {
 
     /** Redis Cluster binds its bus on the port plus this. */
     private static final int BUS_OFFSET = 10000;
-    /** Ports are drawn from [11000, 22500): they and their bus ports stay below the ephemeral range. */
+    /**
+     * Ports are drawn from [11000, 21000), their bus ports so from [21000, 31000): no server's port is another's
+     * bus port, and both stay below the ephemeral range.
+     */
     private static final int FIRST_PORT = 11000;
-    private static final int PORT_SPAN = 11500;
+    private static final int PORT_SPAN = BUS_OFFSET;
 
     /** Servers still running when the JVM exits (a test run stopped with Ctrl-C, say) are killed with it. */
     private static final java.util.Set<Process> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
