@@ -61,8 +61,13 @@ class VirtualThreadPinningTest {
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             recording.stop();
             recording.dump(jfr);
+            // a virtual thread that waits while another initializes a JDK class (the socket poller on the first
+            // blocking read, say) is pinned by the JDK itself, once per class: not the engine's doing
             List<RecordedEvent> pinned = RecordingFile.readAllEvents(jfr).stream()
-                    .filter(event -> event.getEventType().getName().equals("jdk.VirtualThreadPinned")).toList();
+                    .filter(event -> event.getEventType().getName().equals("jdk.VirtualThreadPinned"))
+                    .filter(event -> !(event.hasField("pinnedReason") && String.valueOf(event.getString("pinnedReason"))
+                            .matches("Waited for initialization of (java|javax|jdk|sun)\\..* by another thread")))
+                    .toList();
             System.out.printf("%d virtual threads, one lock cycle each on one key over two clients: %d ms (%.0f cycles/s) on %s; "
                     + "%d jdk.VirtualThreadPinned events%n", threads, millis, threads * 1000.0 / Math.max(1, millis),
                     Runtime.version(), pinned.size());
