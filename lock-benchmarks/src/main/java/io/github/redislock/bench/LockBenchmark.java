@@ -926,6 +926,9 @@ public final class LockBenchmark {
                 .append("Lettuce (Spring Boot's default: one shared connection), a row each. ")
                 .append("Every lock is used through `java.util.concurrent.locks.Lock` or `ReadWriteLock`, each library on its own client.\n\n");
         md.append("![benchmarks](benchmarks.svg)\n\n");
+        md.append("Held locks at scale (S10: 1,000 to 100,000 locks held at once with the watchdog, on one Redis and on a ")
+                .append("Cluster, against Redisson) are measured by `ScaleBenchmark` and reported in ")
+                .append("[benchmarks-scale.md](benchmarks-scale.md):\n\n![held locks at scale](benchmarks-scale.svg)\n\n");
         md.append(table(results));
         md.append("\n## Targets\n\n");
         md.append(Targets.evaluate(results)).append('\n');

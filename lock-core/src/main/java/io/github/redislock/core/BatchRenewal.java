@@ -7,6 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -14,13 +17,24 @@ import org.springframework.data.redis.core.script.RedisScript;
  * The watchdog's batched renewal of one lock type: a {@code *-renew-many.lua} script that renews many holdings in one
  * call and answers with one character per holding ('1' renewed, '0' gone). Its KEYS are each holding's Redis keys, one
  * holding after another; its ARGV the script's shared arguments, then each holding's owner id and lease in ms. In Redis
- * Cluster, where one call takes keys of one hash slot only, {@link #nodeOf} says which master serves a holding (the
- * watchdog batches each master's holdings apart), and a batch is sent as one call per slot.
+ * Cluster, {@link #nodeOf} says which master serves a holding (the watchdog batches each master's holdings apart), and
+ * a batch goes to its master as one call of the script's per-master form ({@link #perMaster}: Redis 7.0 and later),
+ * else as one call per hash slot.
  */
 final class BatchRenewal implements Renewer.Many {
 
+    private static final Logger log = LoggerFactory.getLogger(BatchRenewal.class);
+
     private final ScriptRunner redis;
     private final RedisScript<String> script;
+    /**
+     * The script as one call per Cluster master takes it: flagged {@code allow-cross-slot-keys} (Redis 7.0+), with only
+     * the first key declared, which routes the call to its master, and every key passed as an argument (ARGV[1] their
+     * count, then the keys, then the script's own arguments), since Redis refuses declared keys of several slots even
+     * then. A key another master serves fails the call ("non local key"); the batch then goes out per slot. {@code null}
+     * once Redis refused the flag (before 7.0): one call per slot from then on.
+     */
+    private volatile @Nullable RedisScript<String> perMaster;
     private final Function<String, List<String>> redisKeys;
     private final String[] sharedArgs;
 
@@ -30,6 +44,14 @@ final class BatchRenewal implements Renewer.Many {
         this.script = script;
         this.redisKeys = redisKeys;
         this.sharedArgs = sharedArgs;
+        this.perMaster = RedisScript.of("""
+                #!lua flags=allow-cross-slot-keys
+                local count = tonumber(ARGV[1])
+                local keys, args = {}, {}
+                for i = 1, count do keys[i] = ARGV[1 + i] end
+                for i = count + 2, #ARGV do args[#args + 1] = ARGV[i] end
+                local KEYS, ARGV = keys, args
+                """ + script.getScriptAsString(), String.class);
     }
 
     /**
@@ -77,6 +99,12 @@ final class BatchRenewal implements Renewer.Many {
         for (int i = 0; i < keys.size(); i++) {
             bySlot.computeIfAbsent(slot(keys.get(i)), slot -> new ArrayList<>()).add(i);
         }
+        if (bySlot.size() > 1 && perMaster != null && redis.pipelinesScriptCalls() && oneMaster(bySlot.keySet())) {
+            String outcomes = renewOnItsMaster(keys, owners, leaseMillis, bySlot.keySet().iterator().next());
+            if (outcomes != null) {
+                return new Renewer.Replies(outcomes, null);
+            }
+        }
         char[] outcomes = new char[keys.size()];
         Arrays.fill(outcomes, Renewer.Replies.NOT_ASKED);
         RuntimeException failure = null;
@@ -117,6 +145,65 @@ final class BatchRenewal implements Renewer.Many {
             }
         }
         return new Renewer.Replies(new String(outcomes), failure);
+    }
+
+    private boolean oneMaster(Iterable<Integer> slots) {
+        String master = null;
+        for (int slot : slots) {
+            String of = redis.clusterNodes.masterOf(slot);
+            if (of == null || master != null && !master.equals(of)) {
+                return false;
+            }
+            master = of;
+        }
+        return master != null;
+    }
+
+    /**
+     * Renews every holding of a batch of one Cluster master's holdings in one call of {@link #perMaster}, whatever their
+     * slots; {@code null} when it could not (the batch then goes out per slot).
+     */
+    private @Nullable String renewOnItsMaster(List<String> keys, List<String> owners, long[] leaseMillis, int slot) {
+        RedisScript<String> node = perMaster;
+        if (node == null) {
+            return null;
+        }
+        List<Integer> all = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            all.add(i);
+        }
+        List<String> scriptKeys = new ArrayList<>();
+        String[] args = scriptArgs(owners, leaseMillis, all, scriptKeys, keys);
+        String[] nodeArgs = new String[1 + scriptKeys.size() + args.length];
+        nodeArgs[0] = Integer.toString(scriptKeys.size());
+        for (int i = 0; i < scriptKeys.size(); i++) {
+            nodeArgs[1 + i] = scriptKeys.get(i);
+        }
+        System.arraycopy(args, 0, nodeArgs, 1 + scriptKeys.size(), args.length);
+        Object reply = redis.runAllForText(node, List.<byte[][]>of(ScriptRunner.encode(scriptKeys.get(0))),
+                List.<byte[][]>of(ScriptRunner.encode(nodeArgs)), slot)[0];
+        if (reply instanceof String text && text.length() == keys.size()) {
+            return text;
+        }
+        if (reply instanceof RuntimeException e && refusesScriptFlags(e)) {
+            perMaster = null;
+            log.info("Redis refused a script flagged allow-cross-slot-keys (before Redis 7.0?): the watchdog renews a "
+                    + "Cluster master's locks with one call per hash slot ({})", e.getMessage());
+        } else {
+            redis.clusterNodes.lookUpSoon(); // a key another master serves: the topology changed (a failover, a resharding)
+        }
+        return null;
+    }
+
+    private static boolean refusesScriptFlags(RuntimeException e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = t.getMessage();
+            if (message != null && (message.contains("Error compiling script") || message.contains("shebang")
+                    || message.contains("Unexpected flag"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The script's arguments for the holdings {@code which}, whose Redis keys it adds to {@code scriptKeys}. */

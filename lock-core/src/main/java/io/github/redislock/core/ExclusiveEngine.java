@@ -2,37 +2,28 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.function.BooleanSupplier;
-
+import java.util.stream.Stream;
 
 /**
- * The exclusive lock over one {@link LockStore}, with everything it runs on: the per-key in-JVM queues
- * ({@link LocalLocks}), the {@link Watchdog} that renews and finds lost holdings (batched, bounded, per node), the
- * background clean-up, the look at a kept turn's end, and the {@link LockActivity} observers and diagnostics read.
- * {@link RedisLockTemplate} builds one over one Redis and adds the other lock types on its watchdog;
- * {@link RedlockTemplate} builds one over a quorum of independent masters, and is nothing more.
+ * The exclusive lock over one {@link LockStore} on a template's {@link EngineContext}: the per-key in-JVM queues
+ * ({@link LocalLocks}), whose holdings the context's watchdog renews with the store's calls, the look at a kept
+ * turn's end, and the observed acquisitions. {@link RedisLockTemplate} builds one over one Redis beside its other
+ * lock types; {@link RedlockTemplate} builds one over a quorum of independent masters, and is nothing more.
  */
-final class ExclusiveEngine {
+final class ExclusiveEngine implements LockEngine {
 
     final LocalLocks locks = new LocalLocks();
-    final LockActivity activity = new LockActivity();
-    final Watchdog watchdog;
-    final BackgroundCleanup cleanup;
+    final ExclusiveLock exclusive;
     /** Looks, at the end of a turn a release kept for the clients it woke, whether one of them took the lock. */
     final WakeLooks turnLooks;
-    final ExclusiveLock exclusive;
+    private final LockActivity activity;
 
-    /**
-     * @param waitLoop how a waiting thread sleeps until a release is published to this client
-     * @param closed whether the template was closed (background clean-up then stops retrying)
-     */
-    ExclusiveEngine(LockStore store, WaitLoop waitLoop, String clientId, Duration watchdogLease, BooleanSupplier closed) {
-        this.watchdog = new Watchdog(watchdogLease, locks.all(), new Renewer(LockType.EXCLUSIVE, store::renew,
-                store.renewMany()));
-        this.cleanup = new BackgroundCleanup(watchdog, watchdogLease, closed);
-        this.turnLooks = new WakeLooks(cleanup, store::turnEnded);
-        this.exclusive = new ExclusiveLock(store, locks, waitLoop, cleanup, turnLooks, clientId, watchdogLease);
-        watchdog.setEvents(activity);
+    ExclusiveEngine(EngineContext context, LockStore store) {
+        this.activity = context.activity;
+        context.watchdog.renewExclusive(locks.all(), new Renewer(LockType.EXCLUSIVE, store::renew, store.renewMany()));
+        // the exclusive and the fair lock of a key are one Redis key: one look at a time at an unused turn's end
+        this.turnLooks = new WakeLooks(context.cleanup, store::turnEnded);
+        this.exclusive = new ExclusiveLock(store, locks, context, turnLooks);
     }
 
     /** An observed acquisition of the exclusive lock through the API ({@link LockOptions}' name and {@code holdAtLeast}). */
@@ -50,5 +41,21 @@ final class ExclusiveEngine {
     /** The exclusive lock object of a validated key. */
     RedisLock lock(String key, RedisLockView.Verbs verbs) {
         return new RedisReentrantLock(exclusive, locks, key, verbs);
+    }
+
+    @Override
+    public boolean wake(String key) {
+        locks.wake(key);
+        return false;
+    }
+
+    @Override
+    public void wakeAll() {
+        locks.wakeAll();
+    }
+
+    @Override
+    public Stream<String> inUse() {
+        return locks.keys().map(key -> RedisLockDiagnostics.inUse(LockType.EXCLUSIVE, key));
     }
 }

@@ -3,7 +3,6 @@ package io.github.redislock.core;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
@@ -41,22 +40,19 @@ final class ExclusiveLock {
     private final LocalLocks locks;
     private final WaitLoop waitLoop;
     private final BackgroundCleanup cleanup;
-    private final String clientId;
+    private final EngineContext context;
     private final Duration watchdogLease;
-    /** Numbers this client's acquisitions, so every attempt has its own owner id in Redis. */
-    private final AtomicLong acquisitions = new AtomicLong();
     /** Looks, at the end of a turn a release kept for the clients it woke, whether one of them took the lock. */
     private final WakeLooks turnLooks;
 
-    ExclusiveLock(LockStore scripts, LocalLocks locks, WaitLoop waitLoop, BackgroundCleanup cleanup, WakeLooks turnLooks,
-            String clientId, Duration watchdogLease) {
+    ExclusiveLock(LockStore scripts, LocalLocks locks, EngineContext context, WakeLooks turnLooks) {
         this.scripts = scripts;
         this.locks = locks;
-        this.waitLoop = waitLoop;
-        this.cleanup = cleanup;
+        this.context = context;
+        this.waitLoop = context.waitLoop;
+        this.cleanup = context.cleanup;
         this.turnLooks = turnLooks;
-        this.clientId = clientId;
-        this.watchdogLease = watchdogLease;
+        this.watchdogLease = context.watchdogLease;
     }
 
     /**
@@ -208,9 +204,7 @@ final class ExclusiveLock {
     /** The current thread holds the local mutex; takes the Redis lock. Returns whether an interrupt was swallowed. */
     private boolean acquireInRedis(LocalLock lock, Deadline deadline, Duration lease, boolean interruptible)
             throws InterruptedException {
-        // client + thread, plus which acquisition of this client: a late clean-up of an earlier attempt
-        // can never release a later one
-        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
+        String owner = context.newOwner();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
             long requestStart = System.nanoTime();
@@ -329,7 +323,7 @@ final class ExclusiveLock {
      *         the lock either way)
      */
     private ReleaseReply releaseOrHandOver(LocalLock lock, String owner, boolean handOver) {
-        String next = handOver ? clientId + ":handover:" + acquisitions.incrementAndGet() : null;
+        String next = handOver ? context.newOwner("handover") : null;
         long requestStart = System.nanoTime();
         try {
             if (next == null) {

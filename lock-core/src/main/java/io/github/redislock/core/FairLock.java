@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
@@ -31,20 +31,18 @@ import org.springframework.dao.DataAccessException;
  * its place at the head until it confirms. Reentrant per thread (nested acquisitions cost no round trip), leased
  * and renewed by the shared {@link Watchdog}, which watches each holding from acquisition to release.
  */
-final class FairLock {
+final class FairLock implements LockEngine {
 
     private static final Logger log = LoggerFactory.getLogger(FairLock.class);
 
     private final FairLockScripts scripts;
-    private final FairLocks fairLocks;
+    private final FairLocks fairLocks = new FairLocks();
+    private final EngineContext context;
     private final Watchdog watchdog;
     private final Renewer renewer;
     private final WaitLoop waitLoop;
     private final BackgroundCleanup cleanup;
-    private final String clientId;
     private final Duration watchdogLease;
-    /** Numbers this client's acquisitions, so every attempt has its own waiter and owner id in Redis. */
-    private final AtomicLong acquisitions = new AtomicLong();
     /** Each thread's current holding of a key, with its hold count: only that thread reads or writes it. */
     private final ConcurrentHashMap<HoldId, Hold> holds = new ConcurrentHashMap<>();
     /**
@@ -59,17 +57,31 @@ final class FairLock {
     /** Looks whether clients waiting for the exclusive lock on a key this client's release freed took it. */
     private final WakeLooks exclusiveWaitersLooks;
 
-    FairLock(FairLockScripts scripts, FairLocks fairLocks, Watchdog watchdog, WaitLoop waitLoop, BackgroundCleanup cleanup,
-            WakeLooks exclusiveWaitersLooks, String clientId, Duration watchdogLease) {
+    /** @param exclusiveWaitersLooks the exclusive lock's looks at a turn's end: the two are one Redis key */
+    FairLock(FairLockScripts scripts, EngineContext context, WakeLooks exclusiveWaitersLooks) {
         this.scripts = scripts;
-        this.fairLocks = fairLocks;
-        this.watchdog = watchdog;
+        this.context = context;
+        this.watchdog = context.watchdog;
         this.renewer = new Renewer(LockType.FAIR, scripts::renew, scripts.renewMany());
-        this.waitLoop = waitLoop;
-        this.cleanup = cleanup;
-        this.clientId = clientId;
-        this.watchdogLease = watchdogLease;
+        this.waitLoop = context.waitLoop;
+        this.cleanup = context.cleanup;
+        this.watchdogLease = context.watchdogLease;
         this.exclusiveWaitersLooks = exclusiveWaitersLooks;
+    }
+
+    @Override
+    public boolean wake(String message) {
+        return fairLocks.wake(message);
+    }
+
+    @Override
+    public void wakeAll() {
+        fairLocks.wakeAll();
+    }
+
+    @Override
+    public Stream<String> inUse() {
+        return fairLocks.waitingKeys().map(key -> RedisLockDiagnostics.inUse(LockType.FAIR, key));
     }
 
     private record HoldId(String key, Thread thread) {
@@ -124,7 +136,7 @@ final class FairLock {
             return hold.lock;
         }
         Deadline deadline = Deadline.startingNow(wait);
-        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
+        String owner = context.newOwner();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock lock = new LocalLock(key);
         boolean interrupted;

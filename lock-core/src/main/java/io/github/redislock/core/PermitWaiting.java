@@ -2,7 +2,6 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.PermitOffer.Turn;
@@ -29,23 +28,21 @@ final class PermitWaiting {
     private final PermitQueues queues;
     private final PermitRelease releases;
     private final BackgroundCleanup cleanup;
-    private final String clientId;
+    private final EngineContext context;
     private final Duration watchdogLease;
-    private final AtomicLong acquisitions = new AtomicLong();
     /** Test hook: runs in a waiting thread just before it sends its acquire script. */
     private final Runnable beforeAcquireScript;
 
-    PermitWaiting(SemaphoreScripts scripts, LocalLocks waiting, WaitLoop waitLoop, PermitQueues queues,
-            PermitRelease releases, BackgroundCleanup cleanup, String clientId, Duration watchdogLease,
-            Runnable beforeAcquireScript) {
+    PermitWaiting(SemaphoreScripts scripts, LocalLocks waiting, EngineContext context, PermitQueues queues,
+            PermitRelease releases, Runnable beforeAcquireScript) {
         this.scripts = scripts;
         this.waiting = waiting;
-        this.waitLoop = waitLoop;
+        this.context = context;
+        this.waitLoop = context.waitLoop;
         this.queues = queues;
         this.releases = releases;
-        this.cleanup = cleanup;
-        this.clientId = clientId;
-        this.watchdogLease = watchdogLease;
+        this.cleanup = context.cleanup;
+        this.watchdogLease = context.watchdogLease;
         this.beforeAcquireScript = beforeAcquireScript;
     }
 
@@ -62,7 +59,7 @@ final class PermitWaiting {
         String name = SemaphorePermits.wakeName(key);
         // one id per acquisition, for its holder entry and its waiter entry: a late clean-up of an earlier
         // attempt can never touch a later one
-        String holder = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
+        String holder = context.newOwner();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock holding = new LocalLock(key);
         LocalLock wakePoint = waiting.retain(name);

@@ -42,7 +42,7 @@ import org.jspecify.annotations.Nullable;
  * This class keeps each thread's holds and runs the reader and writer paths; {@link ReadShares} keeps the read
  * shares and this client's writer count, and {@link ReadWriteRedis} does the waiting and releasing in Redis.
  */
-final class ReadWriteLocks {
+final class ReadWriteLocks implements LockEngine {
 
     /** Where the threads of this client waiting for a key sleep; woken when a release of the key is published. */
     private final LocalLocks waiting = new LocalLocks();
@@ -53,11 +53,10 @@ final class ReadWriteLocks {
     /** The current thread's holds, by key. */
     private final ThreadLocal<Map<String, Holds>> holds = ThreadLocal.withInitial(HashMap::new);
 
-    ReadWriteLocks(LockScripts scripts, WaitLoop waitLoop, Watchdog watchdog, BackgroundCleanup cleanup, String clientId,
-            Duration watchdogLease) {
-        this.watchdog = watchdog;
-        this.redis = new ReadWriteRedis(scripts, waiting, waitLoop, cleanup, clientId, watchdogLease);
-        this.shares = new ReadShares(scripts, redis, waiting, waitLoop, watchdog);
+    ReadWriteLocks(LockScripts scripts, EngineContext context) {
+        this.watchdog = context.watchdog;
+        this.redis = new ReadWriteRedis(scripts, waiting, context);
+        this.shares = new ReadShares(scripts, redis, waiting, context.waitLoop, watchdog);
         this.writeRenewer = new Renewer(LockType.WRITE, (key, owner, leaseMillis) -> scripts.readWriteRenew(key, owner, true, leaseMillis),
                 scripts.renewManyWriteLocks());
     }
@@ -83,11 +82,12 @@ final class ReadWriteLocks {
      * A release of {@code key} was published to this client: its threads waiting for the key look again. Or a
      * writer waits for a key: this client's threads stop joining its read share.
      */
-    void wake(String key) {
-        if (shares.closeOnNotice(key)) {
-            return;
+    @Override
+    public boolean wake(String key) {
+        if (!shares.closeOnNotice(key)) {
+            waiting.wake(key);
         }
-        waiting.wake(key);
+        return false;
     }
 
     /** This client's read share of {@code key} and the readers in it (for tests); {@code 0} when it has none open. */
@@ -96,13 +96,15 @@ final class ReadWriteLocks {
     }
 
     /** Releases may have been missed: every waiting thread looks again. */
-    void wakeAll() {
+    @Override
+    public void wakeAll() {
         waiting.wakeAll();
     }
 
-    /** The keys threads of this client wait for, on either side. */
-    Stream<String> waitingKeys() {
-        return waiting.keys();
+    /** The keys threads of this client wait for, on either side (one lock: named as the read side). */
+    @Override
+    public Stream<String> inUse() {
+        return waiting.keys().map(key -> RedisLockDiagnostics.inUse(LockType.READ, key));
     }
 
     /**

@@ -2,7 +2,6 @@ package io.github.redislock.core;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.WaitLoop.Deadline;
@@ -26,18 +25,16 @@ final class ReadWriteRedis {
     private final LocalLocks waiting;
     private final WaitLoop waitLoop;
     private final BackgroundCleanup cleanup;
-    private final String clientId;
+    private final EngineContext context;
     private final Duration watchdogLease;
-    private final AtomicLong acquisitions = new AtomicLong();
 
-    ReadWriteRedis(LockScripts scripts, LocalLocks waiting, WaitLoop waitLoop, BackgroundCleanup cleanup, String clientId,
-            Duration watchdogLease) {
+    ReadWriteRedis(LockScripts scripts, LocalLocks waiting, EngineContext context) {
         this.scripts = scripts;
         this.waiting = waiting;
-        this.waitLoop = waitLoop;
-        this.cleanup = cleanup;
-        this.clientId = clientId;
-        this.watchdogLease = watchdogLease;
+        this.context = context;
+        this.waitLoop = context.waitLoop;
+        this.cleanup = context.cleanup;
+        this.watchdogLease = context.watchdogLease;
     }
 
     /**
@@ -53,7 +50,7 @@ final class ReadWriteRedis {
         Deadline deadline = Deadline.startingNow(wait);
         // a new owner id per acquisition, as the exclusive lock: the clean-up of an earlier attempt never
         // releases a later one
-        String owner = clientId + ":" + Thread.currentThread().getId() + ":" + acquisitions.incrementAndGet();
+        String owner = context.newOwner();
         LocalLock wakePoint = waiting.retain(key);
         try {
             return await(key, mode, deadline, lease, interruptible, downgradingWriter, owner, wakePoint, beforeEachAttempt);
@@ -70,7 +67,7 @@ final class ReadWriteRedis {
      */
     @Nullable LocalLock openShare(String key, Deadline deadline, boolean interruptible, LocalLock wakePoint)
             throws InterruptedException {
-        String owner = clientId + ":share:" + acquisitions.incrementAndGet();
+        String owner = context.newOwner("share");
         return await(key, LockType.READ, deadline, null, interruptible, "", owner, wakePoint, () -> { });
     }
 

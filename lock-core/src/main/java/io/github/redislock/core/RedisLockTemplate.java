@@ -1,19 +1,12 @@
 package io.github.redislock.core;
 
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HexFormat;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.ReadWriteLock;
-import java.util.stream.Stream;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -34,18 +27,15 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 public final class RedisLockTemplate implements LockOperations {
 
     private final RedisLockConfig config;
-    private final String clientId;
-    private final LocalLocks locks;
+    private final EngineContext context;
     private final WakeupSubscriber subscriber;
-    private final Watchdog watchdog;
-    private final ExclusiveLock exclusive;
+    private final ExclusiveEngine exclusive;
     private final ReadWriteLocks readWrite;
-    private final FairLocks fairLocks = new FairLocks();
     private final FairLock fair;
     private final SemaphorePermits semaphores;
+    /** Every lock type's engine, the fair lock's first: a fair hand-over's notice names one of its waiting threads. */
+    private final List<LockEngine> engines;
     private final RedisLockDiagnostics diagnostics;
-    private final LockActivity activity;
-    private final AtomicBoolean closed = new AtomicBoolean();
     private final Executor asyncExecutor;
     private final RedisLockView.Verbs exclusiveVerbs;
     private final RedisLockView.Verbs fairVerbs;
@@ -61,33 +51,19 @@ public final class RedisLockTemplate implements LockOperations {
         this.config = Objects.requireNonNull(config, "config");
         this.asyncExecutor = AsyncLockExecutor.create(config.asyncHolders());
         RedisLockKeys keys = new RedisLockKeys(config.keyPrefix());
-        byte[] id = new byte[16];
-        new SecureRandom().nextBytes(id);
-        this.clientId = HexFormat.of().formatHex(id);
+        String clientId = EngineContext.newClientId();
         ScriptRunner runner = new ScriptRunner(redis, config.replicaAck());
         LockScripts scripts = new LockScripts(runner, keys, clientId);
         this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                 keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        ExclusiveEngine engine = new ExclusiveEngine(scripts, new WaitLoop(subscriber), clientId, config.watchdogLease(),
-                closed::get);
-        this.locks = engine.locks;
-        this.activity = engine.activity;
-        this.watchdog = engine.watchdog;
-        this.exclusive = engine.exclusive;
-        BackgroundCleanup cleanup = engine.cleanup;
-        // the exclusive and the fair lock of a key are one Redis key: one look at a time at an unused turn's end
-        WakeLooks exclusiveTurns = engine.turnLooks;
-        this.readWrite = new ReadWriteLocks(scripts, new WaitLoop(subscriber), watchdog, cleanup, clientId, config.watchdogLease());
-        this.fair = new FairLock(new FairLockScripts(runner, keys), fairLocks, watchdog, new WaitLoop(subscriber), cleanup,
-                exclusiveTurns, clientId, config.watchdogLease());
-        this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), new WaitLoop(subscriber), watchdog,
-                cleanup, clientId, config.watchdogLease());
-        this.diagnostics = new RedisLockDiagnostics(watchdog, subscriber, () -> Stream.of(
-                locks.keys().map(key -> RedisLockDiagnostics.inUse(LockType.EXCLUSIVE, key)),
-                fairLocks.waitingKeys().map(key -> RedisLockDiagnostics.inUse(LockType.FAIR, key)),
-                readWrite.waitingKeys().map(key -> RedisLockDiagnostics.inUse(LockType.READ, key)),
-                semaphores.waitingKeys().map(key -> RedisLockDiagnostics.inUse(LockType.SEMAPHORE, key))).flatMap(s -> s),
-                activity);
+        this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(subscriber));
+        this.exclusive = new ExclusiveEngine(context, scripts);
+        this.readWrite = new ReadWriteLocks(scripts, context);
+        this.fair = new FairLock(new FairLockScripts(runner, keys), context, exclusive.turnLooks);
+        this.semaphores = new SemaphorePermits(new SemaphoreScripts(runner, keys), context);
+        this.engines = List.of(fair, exclusive, readWrite, semaphores);
+        this.diagnostics = new RedisLockDiagnostics(context.watchdog, subscriber,
+                () -> engines.stream().flatMap(LockEngine::inUse), context.activity);
         this.exclusiveVerbs = new RedisLockView.Verbs(this::tryExclusive, config.defaultWaitTime(), asyncExecutor);
         this.fairVerbs = new RedisLockView.Verbs(this::tryFair, config.defaultWaitTime(), asyncExecutor);
         this.readVerbs = new RedisLockView.Verbs((key, wait, options) -> tryReadWrite(key, LockType.READ, wait, options),
@@ -105,7 +81,7 @@ public final class RedisLockTemplate implements LockOperations {
      */
     @Override
     public RedisLock lock(String key) {
-        return new RedisReentrantLock(exclusive, locks, validateKey(key), exclusiveVerbs);
+        return exclusive.lock(validateKey(key), exclusiveVerbs);
     }
 
     @Override
@@ -200,7 +176,7 @@ public final class RedisLockTemplate implements LockOperations {
         if (permits < 1) {
             throw new IllegalArgumentException("a semaphore needs at least 1 permit, was " + permits);
         }
-        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime(), activity);
+        return new RedisSemaphore(semaphores, validateKey(key), permits, config.defaultWaitTime(), context.activity);
     }
 
     /**
@@ -209,7 +185,7 @@ public final class RedisLockTemplate implements LockOperations {
      */
     @Override
     public void addLockLostListener(LockLostListener listener) {
-        watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
+        context.watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
     }
 
     /**
@@ -218,7 +194,7 @@ public final class RedisLockTemplate implements LockOperations {
      */
     @Override
     public void addObserver(LockObserver observer) {
-        activity.addObserver(Objects.requireNonNull(observer, "observer"));
+        context.activity.addObserver(Objects.requireNonNull(observer, "observer"));
     }
 
     @Override
@@ -229,7 +205,7 @@ public final class RedisLockTemplate implements LockOperations {
     /** This client's random id (128 bits, hex); the Redis owner of a lock is this id plus the thread. */
     @Override
     public String clientId() {
-        return clientId;
+        return context.clientId;
     }
 
     /** What this client holds and does in this JVM now: local locks, renewals, the release subscription. */
@@ -251,8 +227,7 @@ public final class RedisLockTemplate implements LockOperations {
     /** Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease. */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            watchdog.close();
+        if (context.closeOnce()) {
             subscriber.close();
         }
     }
@@ -279,32 +254,32 @@ public final class RedisLockTemplate implements LockOperations {
             throw new IllegalArgumentException("Only a handle on an exclusive lock of a RedisLockTemplate can be extended, not "
                     + handle);
         }
-        return exclusive.extend(local, lease, holdAtLeast);
+        return exclusive.exclusive.extend(local, lease, holdAtLeast);
     }
 
     private Optional<LockHandle> tryExclusive(String key, Duration wait, LockOptions options) {
-        return activity.acquire(options.name(), key, LockType.EXCLUSIVE,
-                () -> exclusive.tryAcquire(key, wait, options.leaseTime(), options.holdAtLeast()));
+        return exclusive.tryAcquire(key, wait, options);
     }
 
     private Optional<LockHandle> tryReadWrite(String key, LockType type, Duration wait, LockOptions options) {
         refuseHoldAtLeast(options, type.tag());
-        return activity.acquire(options.name(), key, type, () -> readWrite.tryAcquire(key, type, wait, options.leaseTime()));
+        return context.activity.acquire(options.name(), key, type,
+                () -> readWrite.tryAcquire(key, type, wait, options.leaseTime()));
     }
 
     private Optional<LockHandle> tryFair(String key, Duration wait, LockOptions options) {
         refuseHoldAtLeast(options, "fair");
-        return activity.acquire(options.name(), key, LockType.FAIR, () -> fair.tryAcquire(key, wait, options.leaseTime()));
+        return context.activity.acquire(options.name(), key, LockType.FAIR,
+                () -> fair.tryAcquire(key, wait, options.leaseTime()));
     }
 
     private MultiLock.Acquisition multiFor(LockOptions options, LockType type) {
         Objects.requireNonNull(type, "type");
         return switch (type) {
-            case EXCLUSIVE -> (key, left, lease) -> activity.acquire(options.name(), key, type,
-                    () -> exclusive.tryAcquire(key, left, lease, options.holdAtLeast()));
+            case EXCLUSIVE -> exclusive.acquireAll(options);
             case READ, WRITE -> {
                 refuseHoldAtLeast(options, type.tag());
-                yield (key, left, lease) -> activity.acquire(options.name(), key, type,
+                yield (key, left, lease) -> context.activity.acquire(options.name(), key, type,
                         () -> readWrite.tryAcquire(key, type, left, lease));
             }
             default -> throw new IllegalArgumentException("acquireAll takes the exclusive, read or write lock, not "
@@ -334,27 +309,24 @@ public final class RedisLockTemplate implements LockOperations {
         return readWrite.shareReaders(key);
     }
 
-    /** A release of {@code key} was published to this client: wakes its contenders for the key, of either lock type. */
+    /** A release of {@code key} was published to this client: wakes its contenders for the key, of every lock type. */
     private void wake(String key) {
-        if (!fairLocks.wake(key)) { // a fair hand-over names one waiting thread; otherwise the key's waiters look again
-            locks.wake(key);
-            readWrite.wake(key);
-            semaphores.wake(key);
+        for (LockEngine engine : engines) {
+            if (engine.wake(key)) {
+                return;
+            }
         }
     }
 
     private void wakeAll() {
-        locks.wakeAll();
-        readWrite.wakeAll();
-        fairLocks.wakeAll();
-        semaphores.wakeAll();
+        engines.forEach(LockEngine::wakeAll);
     }
 
     LocalLock localLock(String key) {
-        return locks.get(key);
+        return exclusive.locks.get(key);
     }
 
     Watchdog watchdog() {
-        return watchdog;
+        return context.watchdog;
     }
 }

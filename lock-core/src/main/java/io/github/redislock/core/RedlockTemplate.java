@@ -1,82 +1,43 @@
 package io.github.redislock.core;
 
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * Exclusive, reentrant, fenced, watchdog-renewed locks over N independent Redis masters (Redlock, as antirez
- * specified it): no single Redis is trusted, a lock is held while a majority of the masters hold it.
+ * specified it): no single Redis is trusted, a lock is held while a majority ({@code N/2 + 1}) of the masters hold it
+ * and time is left of its lease (validity = lease − the time the acquisition took − the drift allowance).
  * <p>
- * <b>Acquiring</b> sends the engine's {@code acquire.lua} to every node at once. The lock is held when a majority
- * ({@code N/2 + 1}) granted it and time is left of its lease: validity = lease − time the acquisition took − clock
- * drift allowance (1% of the lease + 2 ms). Otherwise it is released on every node, also those that did not answer
- * (their request may still land), and tried again when a node announces a release to this client (pub/sub, one
- * subscription per node), or after a random 10-30 ms at the latest, until the wait time ends: a release on one master
- * says nothing certain about the others, so the announcement only brings the next attempt forward, and the bounded
- * retry covers an announcement that was missed (a node down, a subscription being restored). The quorum calls are
- * {@link RedlockStore}'s; everything else is the engine every backend shares ({@link ExclusiveEngine}): the in-JVM
- * queue, the wait loop, the watchdog, lost-lock listeners, observers, diagnostics and {@code holdAtLeast}. Unlike one
- * Redis, a release never hands the lock over to the next thread of this JVM: it goes through the nodes.
- * A waiting client is registered as a waiter on each node ({@code acquire.lua}), so a release keeps the lock for the
- * longest-waiting clients for a moment ({@code release.lua}'s turn): a JVM that just released cannot take the lock
- * straight back for its next thread while other clients wait.
- * Threads of one JVM queue for a key in memory first, so Redis sees one contender per JVM, and a nested acquisition by
- * the holder costs no round trip.
- * <p>
- * <b>Fencing token</b>: each node's {@code acquire.lua} answers with its own token (its clock in microseconds, above
- * that node's counter); the lock's token is the highest of the majority's, and is then written back to the fencing
- * counter of every node ({@code redlock-fence.lua}, kept {@link RedlockStore#FENCE_MEMORY}), of which a majority must
- * acknowledge it. Any two majorities share a node, so a later acquisition's majority contains a node that recorded
- * the earlier token and hands out a higher one: the new token, the highest of its majority's, is higher than every
- * earlier one. When that shared node lost its counter (restarted without persistence) or forgot it (after the fence
- * memory), its token comes from its clock, which is still above the earlier token as long as the nodes' clocks agree
- * to within the time that passed (the fence memory, or the node's restart): the clock assumption Redlock makes anyway.
- * <p>
- * <b>Watchdog</b>: without an explicit lease, every third of the lease the template's {@link Watchdog} renews the
- * locks due in batches ({@code renew-many.lua}) on every node at once, each settled once a majority answered, so a
- * frozen node delays no renewal; a node that no longer has a lock (restarted empty) is asked to grant it again, but
- * never once its holder began releasing it. When fewer than a majority still hold it, or no majority answered before
- * the lease ran out, the handle is marked lost, listeners are told, and its release throws {@link LockLostException}.
- * <p>
- * <b>Lock types</b>: the exclusive lock, which is all of {@link LockOperations}; read/write, fair and semaphore locks
- * need several keys kept consistent per node and are {@link RedisLockTemplate}'s only.
- * <p>
- * <b>Restarts</b>: a node that restarts empty forgets its locks, and one that restarts from an RDB snapshot or an AOF
- * not fsynced on every write forgets those granted after its last save; when it was one of a holder's bare majority
- * (common under contention) a second client could take a majority with it. So every node keeps a restart marker
- * naming the node process ({@code run_id}) that wrote it, and a node without it, or whose marker another process
- * wrote, grants nothing for the restart delay (antirez's delayed restart; see {@code acquire.lua}), counted from its
- * start (read from {@code INFO server} inside the script, only when the node would grant: no extra round trip): every
- * lock it forgot has expired by then. The holder's watchdog may still put its own lock
- * back there, which gives it to nobody new. A client's first acquisition marks the nodes of a new deployment (every
- * node answers, none has the marker) so that they grant at once; every node restarting empty at once looks the same
- * to a client starting just then, while a client that has seen the nodes before never takes them for new.
+ * The quorum calls are {@link RedlockStore}'s: every call goes to every node at once and settles once a majority
+ * answered, so a frozen node delays no acquisition, renewal or release. Everything else is the engine every backend
+ * shares ({@link ExclusiveEngine}): the in-JVM queue, the wait loop, the batched watchdog, lost-lock listeners,
+ * observers, diagnostics and {@code holdAtLeast}; unlike one Redis, a release never hands the lock over in memory.
+ * The fencing token is the highest of the majority's, written back to a majority's counters. A node that restarted
+ * (empty, or from persisted data) grants nothing for the restart delay, so no lock it forgot can be granted twice.
+ * Read/write, fair and semaphore locks need several keys kept consistent per node and are
+ * {@link RedisLockTemplate}'s only. The reference is {@code docs/redlock.md}.
  */
 public final class RedlockTemplate implements LockOperations {
 
     public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofSeconds(1);
 
     private final RedisLockConfig config;
-    private final String clientId;
     private final Duration restartDelay;
     private final RedlockNodes nodes;
+    private final EngineContext context;
     private final ExclusiveEngine engine;
     private final RedisLockDiagnostics diagnostics;
     private final RedisLockView.Verbs verbs;
     private final Executor asyncExecutor;
-    private final AtomicBoolean closed = new AtomicBoolean();
     /** One subscription per node to this client's wake-up channel, on which {@code release.lua} announces releases. */
     private final List<WakeupSubscriber> subscribers;
 
@@ -119,22 +80,20 @@ public final class RedlockTemplate implements LockOperations {
         if (Objects.requireNonNull(nodeTimeout, "nodeTimeout").isNegative() || nodeTimeout.isZero()) {
             throw new IllegalArgumentException("nodeTimeout must be positive, was " + nodeTimeout);
         }
-        byte[] id = new byte[16];
-        new SecureRandom().nextBytes(id);
-        this.clientId = HexFormat.of().formatHex(id);
+        String clientId = EngineContext.newClientId();
         RedisLockKeys keys = new RedisLockKeys(config.keyPrefix());
         this.nodes = new RedlockNodes(nodes, keys, clientId);
+        // a node announces a release of a key to this client: its waiting thread for the key tries again now; a
+        // subscription that came (back) up may have missed some, so every waiting thread tries again
         this.subscribers = nodes.values().stream()
                 .map(redis -> new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
                         keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll))
                 .toList();
         // listening while any node's subscription is up: an announcement only brings the next attempt forward
-        WaitLoop waitLoop = new WaitLoop(() -> subscribers.stream().map(WakeupSubscriber::isListening).toList().contains(true),
-                () -> null);
-        this.engine = new ExclusiveEngine(new RedlockStore(this.nodes, keys, nodeTimeout.toNanos(), restartDelay), waitLoop,
-                clientId, config.watchdogLease(), closed::get);
-        this.diagnostics = new RedisLockDiagnostics(engine.watchdog, subscribers.get(0),
-                () -> engine.locks.keys(), engine.activity);
+        this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(
+                () -> subscribers.stream().map(WakeupSubscriber::isListening).toList().contains(true), () -> null));
+        this.engine = new ExclusiveEngine(context, new RedlockStore(this.nodes, keys, nodeTimeout.toNanos(), restartDelay));
+        this.diagnostics = new RedisLockDiagnostics(context.watchdog, subscribers.get(0), engine::inUse, context.activity);
         this.asyncExecutor = AsyncLockExecutor.create(config.asyncHolders());
         this.verbs = new RedisLockView.Verbs(this::tryAcquire, config.defaultWaitTime(), asyncExecutor);
     }
@@ -171,12 +130,12 @@ public final class RedlockTemplate implements LockOperations {
 
     @Override
     public void addLockLostListener(LockLostListener listener) {
-        engine.watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
+        context.watchdog.addLockLostListener(Objects.requireNonNull(listener, "listener"));
     }
 
     @Override
     public void addObserver(LockObserver observer) {
-        engine.activity.addObserver(Objects.requireNonNull(observer, "observer"));
+        context.activity.addObserver(Objects.requireNonNull(observer, "observer"));
     }
 
     @Override
@@ -192,7 +151,7 @@ public final class RedlockTemplate implements LockOperations {
     /** This client's random id (128 bits, hex); the owner of a lock in Redis is this id plus the thread. */
     @Override
     public String clientId() {
-        return clientId;
+        return context.clientId;
     }
 
     /** The nodes' names, in the order they were given. */
@@ -219,8 +178,7 @@ public final class RedlockTemplate implements LockOperations {
     /** Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease. */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            engine.watchdog.close();
+        if (context.closeOnce()) {
             subscribers.forEach(WakeupSubscriber::close);
             nodes.close();
         }
@@ -237,9 +195,7 @@ public final class RedlockTemplate implements LockOperations {
     }
 
     private void checkLease(String key, @Nullable Duration lease) {
-        if (closed.get()) {
-            throw new IllegalStateException("This RedlockTemplate is closed");
-        }
+        context.checkOpen("RedlockTemplate");
         if (lease != null && lease.compareTo(restartDelay) > 0) {
             throw new IllegalArgumentException("Redlock '" + key + "' asked for a lease of " + lease + ", longer than the "
                     + "restart delay (redis-lock.redlock.restart-delay, " + restartDelay + "): a node that came back empty "
@@ -261,13 +217,11 @@ public final class RedlockTemplate implements LockOperations {
         return named;
     }
 
-    /** A node announced a release of {@code key} to this client: its waiting thread for the key tries again now. */
     private void wake(String key) {
-        engine.locks.wake(key);
+        engine.wake(key);
     }
 
-    /** A node's subscription came up (again): announcements may have been missed, so every waiting thread tries again. */
     private void wakeAll() {
-        engine.locks.wakeAll();
+        engine.wakeAll();
     }
 }

@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * This class keeps what each thread holds (a nested acquisition shares the outer one's permits) and the handles;
  * {@link PermitWaiting} takes permits, {@link PermitRelease} gives them back or hands them over.
  */
-final class SemaphorePermits {
+final class SemaphorePermits implements LockEngine {
 
     /** Starts the name waiting threads meet under: a control character, which no valid lock key contains. */
     private static final String WAKE_PREFIX = "\u0002semaphore:"; // \u0001 starts a fair hand-over
@@ -47,15 +47,13 @@ final class SemaphorePermits {
     /** Test hook: runs in a releasing thread just after its hand-over script returned, before it settles the offer. */
     volatile Runnable afterHandOverScript = () -> { };
 
-    SemaphorePermits(SemaphoreScripts scripts, WaitLoop waitLoop, Watchdog watchdog,
-            BackgroundCleanup cleanup, String clientId, Duration watchdogLease) {
+    SemaphorePermits(SemaphoreScripts scripts, EngineContext context) {
         this.scripts = scripts;
-        this.watchdog = watchdog;
+        this.watchdog = context.watchdog;
         this.renewer = new Renewer(LockType.SEMAPHORE, scripts::renew, scripts.renewMany());
-        PermitQueues queues = new PermitQueues(clientId);
-        this.releasing = new PermitRelease(scripts, waiting, queues, cleanup, () -> afterHandOverScript.run());
-        this.acquiring = new PermitWaiting(scripts, waiting, waitLoop, queues, releasing, cleanup, clientId, watchdogLease,
-                () -> beforeAcquireScript.run());
+        PermitQueues queues = new PermitQueues(context.clientId);
+        this.releasing = new PermitRelease(scripts, waiting, queues, context.cleanup, () -> afterHandOverScript.run());
+        this.acquiring = new PermitWaiting(scripts, waiting, context, queues, releasing, () -> beforeAcquireScript.run());
     }
 
     private record Holder(String key, Thread thread) {
@@ -146,18 +144,22 @@ final class SemaphorePermits {
     }
 
     /** A release of the semaphore named {@code message} was published to this client: its waiting threads look again. */
-    void wake(String message) {
+    @Override
+    public boolean wake(String message) {
         waiting.wake(message);
+        return false;
     }
 
     /** Releases may have been missed: every waiting thread looks again. */
-    void wakeAll() {
+    @Override
+    public void wakeAll() {
         waiting.wakeAll();
     }
 
     /** The semaphores threads of this client wait for. */
-    Stream<String> waitingKeys() {
-        return waiting.keys().map(name -> name.substring(WAKE_PREFIX.length()));
+    @Override
+    public Stream<String> inUse() {
+        return waiting.keys().map(name -> RedisLockDiagnostics.inUse(LockType.SEMAPHORE, name.substring(WAKE_PREFIX.length())));
     }
 
     /** One acquisition, handed to the caller. */

@@ -1,6 +1,9 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import org.slf4j.Logger;
@@ -35,8 +38,17 @@ final class WakeupSubscriber implements AutoCloseable {
 
     private final RedisMessageListenerContainer container = new RedisMessageListenerContainer();
     private final SimpleAsyncTaskExecutor subscribing = new SimpleAsyncTaskExecutor("redis-lock-subscribe-");
-    /** Held while the container starts or stops, so that closing waits for a subscription being set up. */
-    private final Object lifecycle = new Object();
+    /**
+     * How long {@link #close()} waits for a subscription being set up before it interrupts the thread setting it up,
+     * and as long again after that: a connection that never completes (a driver whose event loop was shut down first,
+     * a Redis that accepts connections and answers nothing) must not hang the application's shutdown.
+     */
+    static final long CLOSE_WAIT_MILLIS = 2000;
+    /** Held while the container starts or stops, so that closing waits (a while) for a subscription being set up. */
+    private final ReentrantLock lifecycle = new ReentrantLock();
+    /** The thread setting the subscription up, while it does. */
+    private volatile Thread settingUp;
+    private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile boolean started;
     private volatile boolean closed;
     /** Whether Redis has confirmed the subscription once: only then are waiters told of releases. */
@@ -107,23 +119,30 @@ final class WakeupSubscriber implements AutoCloseable {
         }
         started = true;
         subscribing.execute(() -> {
-            synchronized (lifecycle) {
+            lifecycle.lock();
+            try {
                 if (closed) {
                     return;
                 }
-                try {
-                    container.start(); // returns once the channel is subscribed
-                } catch (RuntimeException e) {
-                    PermissionDeniedDataAccessException denied = AclDenials.forSubscription(e, channel);
-                    if (denied != null) {
-                        refusal = denied;
-                        log.error("{}; acquisitions that would wait fail until the application restarts with the "
-                                + "permission", denied.getMessage());
-                    } else {
-                        log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers",
-                                e.toString());
-                    }
+                settingUp = Thread.currentThread();
+                container.start(); // returns once the channel is subscribed
+            } catch (RuntimeException e) {
+                PermissionDeniedDataAccessException denied = AclDenials.forSubscription(e, channel);
+                if (denied != null) {
+                    refusal = denied;
+                    log.error("{}; acquisitions that would wait fail until the application restarts with the "
+                            + "permission", denied.getMessage());
+                } else if (!closed) {
+                    log.warn("Could not subscribe to lock release notices yet ({}); waiters re-check until it recovers",
+                            e.toString());
                 }
+            } finally {
+                settingUp = null;
+                Thread.interrupted(); // an interrupt from close() is for the set-up only
+                lifecycle.unlock();
+            }
+            if (closed) { // close() gave up waiting for this set-up
+                stop();
             }
         });
     }
@@ -155,10 +174,46 @@ final class WakeupSubscriber implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops the subscription. Waits for one being set up for {@link #CLOSE_WAIT_MILLIS}, then interrupts it and waits
+     * as long again; if it still has not ended, returns, and the subscription stops once its set-up ends.
+     */
     @Override
     public void close() {
         closed = true;
-        synchronized (lifecycle) {
+        boolean locked = false;
+        boolean interrupted = false;
+        try {
+            locked = lifecycle.tryLock(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            if (!locked) {
+                Thread stuck = settingUp;
+                if (stuck != null) {
+                    stuck.interrupt();
+                }
+                locked = lifecycle.tryLock(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+        }
+        try {
+            if (locked) {
+                stop();
+            } else {
+                log.warn("The lock release subscription was still being set up {} ms after the template began to close; "
+                        + "it stops once that ends", 2 * CLOSE_WAIT_MILLIS);
+            }
+        } finally {
+            if (locked) {
+                lifecycle.unlock();
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void stop() {
+        if (stopped.compareAndSet(false, true)) {
             try {
                 container.stop();
                 container.destroy();

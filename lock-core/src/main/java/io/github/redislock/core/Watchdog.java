@@ -29,16 +29,18 @@ import org.slf4j.LoggerFactory;
  * Each holding is a {@link LocalLock} renewed with its type's {@link Renewer}: the exclusive lock's are the live
  * entries of its {@link LocalLocks}; the other types {@link #watch} each holding when it is acquired (with a fixed
  * lease too, so {@link RedisLockDiagnostics} counts it) and {@link #unwatch} it at its release.
- * One scheduler thread only decides: every sixth of the lease it looks at every renewed holding and
- * hands the ones last renewed a third of a lease ago or more to a pool (threads come and go with the work), at most
+ * One scheduler thread only decides: every twelfth of the lease ({@link #TICKS_PER_LEASE}) it looks at every renewed
+ * holding and hands the ones last renewed a quarter of a lease ago or more to a pool (threads come and go with the
+ * work), so each is renewed before a third of its lease has passed, never after (a renewal is due then); at most
  * one renewal in flight per holding, through a queue per Redis node ({@link NodeLanes}: up to
  * {@value #MAX_CALLS_PER_MASTER} calls in flight to one Cluster master, {@value #MAX_RENEWAL_THREADS} to one Redis;
  * the rest wait their turn, none is dropped, and one node's queue never waits for another's). Every type's
  * {@link Renewer} has a batched call (unless replica acknowledgement is on, which acknowledges each renewal alone):
  * holdings of one type go in batches of up to {@value #MAX_BATCH}, one script call each, which reports per holding
  * whether it was renewed or is gone; in Redis Cluster a batch holds one master's holdings
- * ({@link Renewer.Many#nodeOf}) and goes out as one call per hash slot, pipelined where the driver allows (a batch per
- * slot where it does not). A renewal sent only after waiting its turn counts its lease from when it was sent; one
+ * ({@link Renewer.Many#nodeOf}) and goes out as one call to that master on Redis 7.0 and later (see
+ * {@link BatchRenewal}), else as one call per hash slot, pipelined where the driver allows (a batch per slot where it
+ * does not). A renewal sent only after waiting its turn counts its lease from when it was sent; one
  * whose lease ran out while it waited, or before its answer came, is marked lost. A renewal sent and not answered
  * within a quarter of the lease counts as failed and is sent again on another thread (the blocked one is left to
  * the client's own timeout), so a slow or frozen Redis node costs only the locks it holds; an answered renewal
@@ -68,11 +70,17 @@ final class Watchdog implements AutoCloseable {
      * renewal period, small enough that one call keeps Redis busy for about a millisecond.
      */
     static final int MAX_BATCH = 1000;
+    /**
+     * How often a lease the scheduler looks at the holdings. A holding is renewed at the first look a quarter of its lease
+     * or more after its last renewal: before its renewal is due (a third of the lease), one look early at the most.
+     */
+    static final int TICKS_PER_LEASE = 12;
     private static final int BACKGROUND_THREADS = 4;
     private static final long IDLE_SECONDS = 30;
 
-    private final Collection<LocalLock> exclusiveLocks;
-    private final Renewer exclusiveRenewer;
+    /** The exclusive lock's entries and how they are renewed, from {@link #renewExclusive} on. */
+    private volatile Collection<LocalLock> exclusiveLocks = List.of();
+    private volatile Renewer exclusiveRenewer = new Renewer(LockType.EXCLUSIVE, (key, owner, lease) -> false);
     /** The holdings of the other lock types, from acquisition to release, with how each is renewed. */
     private final ConcurrentHashMap<LocalLock, Renewer> watched = new ConcurrentHashMap<>();
     private final long renewalTimeoutNanos;
@@ -88,13 +96,7 @@ final class Watchdog implements AutoCloseable {
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
 
-    /**
-     * @param exclusiveLocks a live view of the exclusive lock's local locks, whose holdings come and go with them
-     * @param exclusiveRenewer how their holdings are renewed
-     */
-    Watchdog(Duration lease, Collection<LocalLock> exclusiveLocks, Renewer exclusiveRenewer) {
-        this.exclusiveLocks = exclusiveLocks;
-        this.exclusiveRenewer = exclusiveRenewer;
+    Watchdog(Duration lease) {
         this.renewalTimeoutNanos = lease.toNanos() / 4;
         this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("redis-lock-watchdog", false));
         this.scheduler.setRemoveOnCancelPolicy(true);
@@ -105,7 +107,7 @@ final class Watchdog implements AutoCloseable {
                 new LinkedBlockingQueue<>(), daemon("redis-lock-cleanup", true));
         this.background.allowCoreThreadTimeOut(true);
         this.answers = new RenewalAnswers(this, inFlight);
-        long tick = Math.max(1, lease.toNanos() / 6);
+        long tick = Math.max(1, lease.toNanos() / TICKS_PER_LEASE);
         scheduler.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
     }
 
@@ -131,6 +133,17 @@ final class Watchdog implements AutoCloseable {
 
         /** {@code lock}'s holding was marked lost. */
         void lost(LocalLock lock, String reason);
+    }
+
+    /**
+     * Renews the exclusive lock's holdings from now on, as its engine is built.
+     *
+     * @param locks a live view of the exclusive lock's local locks, whose holdings come and go with them
+     * @param renewer how their holdings are renewed
+     */
+    void renewExclusive(Collection<LocalLock> locks, Renewer renewer) {
+        this.exclusiveRenewer = renewer;
+        this.exclusiveLocks = locks;
     }
 
     void setEvents(Events events) {
@@ -236,7 +249,7 @@ final class Watchdog implements AutoCloseable {
         if (invalid != null) {
             markLost(lock, renewer, holding, invalid);
         } else if (!inFlight.containsKey(holding)
-                && System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3) {
+                && System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3 - holding.leaseNanos() / TICKS_PER_LEASE) {
             return new Due(lock, renewer, holding);
         }
         return null;

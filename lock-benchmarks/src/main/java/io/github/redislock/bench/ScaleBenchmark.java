@@ -1,0 +1,715 @@
+package io.github.redislock.bench;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+import java.util.function.Function;
+
+import io.github.redislock.core.RedisLockConfig;
+import io.github.redislock.core.RedisLockTemplate;
+import io.github.redislock.test.RedisClusterProcesses;
+import io.github.redislock.test.RedisServerProcess;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import redis.clients.jedis.ClusterPipeline;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Response;
+
+/**
+ * S10, held locks at scale: each library holds N locks at once (1,000, 10,000, 100,000 by default) with its watchdog
+ * for several leases, on one Redis and on a 3-master Cluster, and the run reports what holding them costs per lock.
+ * <p>
+ * For each library, topology and N: 16 threads take N locks on distinct keys ({@code tryLock()}, watchdog-leased),
+ * then hold them for {@code scale.leases} leases of {@code scale.lease-ms} (the same lease for every library: ours as
+ * {@code RedisLockConfig.withWatchdogLease}, Redisson's as {@code lockWatchdogTimeout}), then release them all. Measured:
+ * <ul>
+ * <li>the script calls the library sent and their time in Redis (INFO commandstats, reset when the hold begins) per
+ * held lock per lease, and the Redis processes' CPU (INFO cpu) per held lock per lease;</li>
+ * <li>the client JVM's CPU over the hold (process CPU less the monitor thread's) per held lock per lease, and its heap
+ * per held lock (used heap after a full GC with the locks held, less before; includes the {@code Lock} object and key
+ * the harness keeps per lock, the same for every library);</li>
+ * <li>the oldest lease seen: a monitor reads the PTTL of up to 2,000 of the held keys every 100 ms (and of every key
+ * once at the end of the hold); a renewal is due a third of a lease after the last, so lateness = the oldest age seen
+ * − a third of the lease (within the 100 ms the monitor's reads are apart);</li>
+ * <li>leases that lapsed: a held key missing from Redis in any read (it must never be);</li>
+ * <li>release-all: how long releasing every lock took, the script calls in the second after it (renewals still
+ * draining), and what the client JVM keeps afterwards (heap after a full GC, threads, less before the run).</li>
+ * </ul>
+ * Both CPU figures have the library's idle cost taken off: its client and Redis CPU over one lease with no lock held
+ * and the monitor reading the same keys, measured first, times the number of leases.
+ * Run: {@code java -cp ... io.github.redislock.bench.ScaleBenchmark} with {@code -Dscale.counts=1000,10000,100000},
+ * {@code -Dscale.lease-ms=6000}, {@code -Dscale.leases=3}, {@code -Dscale.contenders=redis-lock,redis-lock-lettuce,redisson},
+ * {@code -Dscale.topologies=single,cluster}, {@code -Dscale.docs=docs} (where {@code benchmarks-scale.md} and its chart go;
+ * empty: none).
+ */
+public final class ScaleBenchmark {
+
+    static final String[] CONTENDERS = {"redis-lock", "redis-lock-lettuce", "redisson"};
+    private static final int HOLDER_THREADS = 16;
+    private static final int SAMPLE = 2000;
+    private static final long MONITOR_INTERVAL_MS = 100;
+    /**
+     * The calls a library sends to renew: script calls (every library here renews with a script). INFO commandstats also
+     * counts the commands a script runs, each apart, so those are left out, as are the harness's own reads.
+     */
+    private static final List<String> SCRIPT_CALLS = List.of("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro");
+
+    private final long leaseMs = Long.getLong("scale.lease-ms", 6000);
+    private final int leases = Integer.getInteger("scale.leases", 3);
+    private final List<Integer> counts = Arrays.stream(System.getProperty("scale.counts", "1000,10000,100000").split(","))
+            .map(String::trim).map(Integer::valueOf).toList();
+    private final List<String> contenders = List.of(System.getProperty("scale.contenders", String.join(",", CONTENDERS))
+            .split(","));
+    private final List<String> topologies = List.of(System.getProperty("scale.topologies", "single,cluster").split(","));
+    private final List<Row> rows = new ArrayList<>();
+    private final List<String> problems = new ArrayList<>();
+
+    /** One run's figures; per-lock figures are per held lock, per-lease ones per lease of holding. */
+    record Row(String topology, String contender, int held, double commandsPerLockPerLease, double redisCommandUsPerLockPerLease,
+            double redisCpuUsPerLockPerLease, double clientCpuUsPerLockPerLease, double heapBytesPerLock,
+            long oldestLeaseAgeMs, long latenessMs, long lapsed, long acquireMs, long releaseAllMs,
+            long commandsInSecondAfterRelease, long heapLeftBytes, int threadsLeft) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        long started = System.nanoTime();
+        ScaleBenchmark benchmark = new ScaleBenchmark();
+        benchmark.runAll();
+        String report = benchmark.report(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
+        System.out.println(report);
+        String docs = System.getProperty("scale.docs", "docs");
+        if (!docs.isEmpty()) {
+            Files.createDirectories(Path.of(docs));
+            Files.writeString(Path.of(docs, "benchmarks-scale.md"), report);
+            Files.writeString(Path.of(docs, "benchmarks-scale.svg"), benchmark.chart());
+            System.out.println("Wrote " + Path.of(docs, "benchmarks-scale.md") + " and its chart");
+        }
+        if (!benchmark.problems.isEmpty()) {
+            System.err.println("PROBLEMS: " + benchmark.problems);
+            System.exit(1);
+        }
+    }
+
+    void runAll() throws Exception {
+        for (String topology : topologies) {
+            if (topology.equals("single")) {
+                try (RedisServerProcess redis = RedisServerProcess.start(); Servers servers = new Servers(List.of(redis), null)) {
+                    runTopology(topology, servers);
+                }
+            } else if (topology.equals("cluster")) {
+                try (RedisClusterProcesses cluster = RedisClusterProcesses.start(3);
+                        Servers servers = new Servers(cluster.masters(), cluster)) {
+                    runTopology(topology, servers);
+                }
+            } else {
+                throw new IllegalArgumentException("scale.topologies names " + topology + "; known: single, cluster");
+            }
+        }
+    }
+
+    private void runTopology(String topology, Servers servers) throws Exception {
+        for (int held : counts) {
+            for (String contender : contenders) {
+                servers.flush();
+                Row row = run(topology, contender.trim(), held, servers);
+                rows.add(row);
+                System.out.println(row);
+                if (row.lapsed() > 0) {
+                    problems.add(topology + " " + contender + " N=" + held + ": " + row.lapsed() + " leases lapsed");
+                }
+            }
+        }
+    }
+
+    private Row run(String topology, String name, int held, Servers servers) throws Exception {
+        System.out.printf("S10 %s %s: %,d held locks, lease %d ms, %d leases%n", topology, name, held, leaseMs, leases);
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long heapBefore = usedHeapAfterGc();
+        int threadsBefore = threads.getThreadCount();
+        Row row;
+        try (Library library = Library.create(name, servers, leaseMs)) {
+            List<String> keys = new ArrayList<>(held);
+            String run = Long.toString(System.nanoTime(), 36);
+            for (int i = 0; i < held; i++) {
+                keys.add("scale:" + run + ":" + i);
+            }
+            List<String> sample = new ArrayList<>();
+            for (int i = 0; i < held; i += Math.max(1, held / SAMPLE)) {
+                sample.add(library.redisKey(keys.get(i)));
+            }
+            // the library's own cost with no lock held (its threads, timers, connections) and the monitor's reads of
+            // the same keys, over one lease: taken off the hold's CPU figures
+            Lock warm = library.lock("scale:warm-up:" + run);
+            warm.lock();
+            warm.unlock();
+            long idleRedisStart = servers.cpuMicros();
+            long idleClientStart = processCpuNanos();
+            Monitor idle = new Monitor(servers, sample, leaseMs);
+            Thread idleThread = new Thread(idle, "scale-monitor-idle");
+            idleThread.start();
+            Thread.sleep(leaseMs);
+            idle.stop = true;
+            idleThread.join();
+            long idleClientNanos = (processCpuNanos() - idleClientStart - idle.cpuNanos) * leases;
+            long idleRedisMicros = (servers.cpuMicros() - idleRedisStart) * leases;
+
+            Holders holders = new Holders(library, keys);
+            long acquireMs = holders.acquireAll();
+            double heapPerLock = (double) (usedHeapAfterGc() - heapBefore) / held;
+
+            servers.resetStats();
+            long redisCpuStart = servers.cpuMicros();
+            long clientCpuStart = processCpuNanos();
+            Monitor monitor = new Monitor(servers, sample, leaseMs);
+            Thread monitorThread = new Thread(monitor, "scale-monitor");
+            monitorThread.start();
+            Thread.sleep(leaseMs * leases);
+            monitor.stop = true;
+            monitorThread.join();
+            long clientCpuNanos = processCpuNanos() - clientCpuStart - monitor.cpuNanos - idleClientNanos;
+            long redisCpu = servers.cpuMicros() - redisCpuStart - idleRedisMicros;
+            Commands commands = servers.commands();
+            // every held key once, at the end of the hold
+            monitor.readAll(keys.stream().map(library::redisKey).toList());
+
+            long releaseStart = System.nanoTime();
+            holders.releaseAll();
+            long releaseAllMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releaseStart);
+            servers.resetStats();
+            Thread.sleep(1000);
+            long afterRelease = servers.commands().calls;
+            double perLockPerLease = (double) held * leases;
+            long lateness = Math.max(0, monitor.oldestAgeMs.get() - leaseMs / 3);
+            row = new Row(topology, name, held, commands.calls / perLockPerLease, commands.micros / perLockPerLease,
+                    redisCpu / perLockPerLease, clientCpuNanos / 1000.0 / perLockPerLease, heapPerLock,
+                    monitor.oldestAgeMs.get(), lateness, monitor.lapsed.get(), acquireMs, releaseAllMs, afterRelease, 0, 0);
+            String leftOver = library.leftOver();
+            if (!leftOver.isEmpty()) {
+                System.out.println("  left in the library after release-all: " + leftOver);
+            }
+        }
+        long heapLeft = usedHeapAfterGc() - heapBefore;
+        int threadsLeft = threads.getThreadCount() - threadsBefore;
+        return new Row(row.topology(), row.contender(), row.held(), row.commandsPerLockPerLease(),
+                row.redisCommandUsPerLockPerLease(), row.redisCpuUsPerLockPerLease(), row.clientCpuUsPerLockPerLease(),
+                row.heapBytesPerLock(), row.oldestLeaseAgeMs(), row.latenessMs(), row.lapsed(), row.acquireMs(),
+                row.releaseAllMs(), row.commandsInSecondAfterRelease(), heapLeft, threadsLeft);
+    }
+
+    private static long usedHeapAfterGc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(50);
+        }
+        Runtime runtime = Runtime.getRuntime();
+        return runtime.totalMemory() - runtime.freeMemory();
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** The threads that take the locks, hold them and release them: a lock is released by the thread that took it. */
+    private static final class Holders {
+
+        private final Library library;
+        private final List<String> keys;
+        private final CountDownLatch release = new CountDownLatch(1);
+        private final List<Thread> threads = new ArrayList<>();
+        private final CountDownLatch acquired = new CountDownLatch(HOLDER_THREADS);
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+        private final AtomicLong notAcquired = new AtomicLong();
+
+        Holders(Library library, List<String> keys) {
+            this.library = library;
+            this.keys = keys;
+        }
+
+        long acquireAll() throws InterruptedException {
+            long start = System.nanoTime();
+            for (int t = 0; t < HOLDER_THREADS; t++) {
+                int first = t;
+                Thread thread = new Thread(() -> hold(first), "scale-holder-" + t);
+                threads.add(thread);
+                thread.start();
+            }
+            acquired.await();
+            check();
+            return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        }
+
+        private void hold(int first) {
+            List<Lock> mine = new ArrayList<>();
+            try {
+                for (int i = first; i < keys.size(); i += HOLDER_THREADS) {
+                    Lock lock = library.lock(keys.get(i));
+                    if (lock.tryLock()) {
+                        mine.add(lock);
+                    } else {
+                        notAcquired.incrementAndGet();
+                    }
+                }
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+            } finally {
+                acquired.countDown();
+            }
+            try {
+                release.await();
+                for (Lock lock : mine) {
+                    lock.unlock();
+                }
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+            }
+        }
+
+        void releaseAll() throws InterruptedException {
+            release.countDown();
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            check();
+        }
+
+        private void check() {
+            if (failure.get() != null) {
+                throw new IllegalStateException("a holder thread failed", failure.get());
+            }
+            if (notAcquired.get() > 0) {
+                throw new IllegalStateException(notAcquired.get() + " locks on fresh keys were not acquired");
+            }
+        }
+    }
+
+    /** Reads the PTTL of the sampled keys every 100 ms: the oldest lease age seen, and keys gone while held. */
+    private static final class Monitor implements Runnable {
+
+        private final Servers servers;
+        private final List<String> sample;
+        private final long leaseMs;
+        final AtomicLong oldestAgeMs = new AtomicLong();
+        final AtomicLong lapsed = new AtomicLong();
+        volatile boolean stop;
+        volatile long cpuNanos;
+
+        Monitor(Servers servers, List<String> sample, long leaseMs) {
+            this.servers = servers;
+            this.sample = sample;
+            this.leaseMs = leaseMs;
+        }
+
+        @Override
+        public void run() {
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            long cpuStart = threads.getCurrentThreadCpuTime();
+            try {
+                while (!stop) {
+                    long next = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MONITOR_INTERVAL_MS);
+                    readAll(sample);
+                    long sleep = next - System.nanoTime();
+                    if (sleep > 0) {
+                        TimeUnit.NANOSECONDS.sleep(sleep);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                cpuNanos = threads.getCurrentThreadCpuTime() - cpuStart;
+            }
+        }
+
+        void readAll(List<String> keys) {
+            for (long pttl : servers.pttl(keys)) {
+                if (pttl == -2) {
+                    lapsed.incrementAndGet();
+                } else if (pttl >= 0) {
+                    oldestAgeMs.accumulateAndGet(leaseMs - pttl, Math::max);
+                }
+            }
+        }
+    }
+
+    /** Commands the library sent and their time in Redis, as INFO commandstats counts them. */
+    record Commands(long calls, long micros) {
+    }
+
+    /** The Redis processes of one topology, and a Jedis client of the harness's own to read them. */
+    static final class Servers implements AutoCloseable {
+
+        private final List<RedisServerProcess> masters;
+        final RedisClusterProcesses cluster;
+        private final Jedis single;
+        private final JedisCluster clustered;
+
+        Servers(List<RedisServerProcess> masters, RedisClusterProcesses cluster) {
+            this.masters = masters;
+            this.cluster = cluster;
+            if (cluster == null) {
+                single = new Jedis(masters.get(0).host(), masters.get(0).port());
+                clustered = null;
+            } else {
+                single = null;
+                clustered = new JedisCluster(new HostAndPort(masters.get(0).host(), masters.get(0).port()));
+            }
+        }
+
+        void flush() {
+            masters.forEach(m -> m.command("FLUSHALL"));
+        }
+
+        void resetStats() {
+            masters.forEach(m -> m.command("CONFIG", "RESETSTAT"));
+        }
+
+        /** The masters' CPU (user + system), in µs, since they started. */
+        long cpuMicros() {
+            long total = 0;
+            for (RedisServerProcess master : masters) {
+                Map<String, String> info = info(master.command("INFO", "cpu"));
+                total += Math.round((Double.parseDouble(info.get("used_cpu_user")) + Double.parseDouble(info.get("used_cpu_sys")))
+                        * 1_000_000);
+            }
+            return total;
+        }
+
+        /** The library's script calls since the last {@link #resetStats()}, and their time in Redis. */
+        Commands commands() {
+            long calls = 0;
+            long micros = 0;
+            for (RedisServerProcess master : masters) {
+                for (Map.Entry<String, String> stat : info(master.command("INFO", "commandstats")).entrySet()) {
+                    String command = stat.getKey().substring("cmdstat_".length());
+                    if (!SCRIPT_CALLS.contains(command)) {
+                        continue;
+                    }
+                    Map<String, String> fields = new LinkedHashMap<>();
+                    for (String field : stat.getValue().split(",")) {
+                        String[] kv = field.split("=", 2);
+                        fields.put(kv[0], kv[1]);
+                    }
+                    calls += Long.parseLong(fields.get("calls"));
+                    micros += Long.parseLong(fields.get("usec"));
+                }
+            }
+            return new Commands(calls, micros);
+        }
+
+        List<Long> pttl(List<String> keys) {
+            List<Response<Long>> replies = new ArrayList<>(keys.size());
+            if (single != null) {
+                Pipeline pipeline = single.pipelined();
+                keys.forEach(key -> replies.add(pipeline.pttl(key)));
+                pipeline.sync();
+            } else {
+                try (ClusterPipeline pipeline = clustered.pipelined()) {
+                    keys.forEach(key -> replies.add(pipeline.pttl(key)));
+                    pipeline.sync();
+                }
+            }
+            return replies.stream().map(Response::get).toList();
+        }
+
+        private static Map<String, String> info(String text) {
+            Map<String, String> values = new LinkedHashMap<>();
+            for (String line : text.split("\r?\n")) {
+                int colon = line.indexOf(':');
+                if (colon > 0 && !line.startsWith("#")) {
+                    values.put(line.substring(0, colon), line.substring(colon + 1).trim());
+                }
+            }
+            return values;
+        }
+
+        @Override
+        public void close() {
+            if (single != null) {
+                single.close();
+            }
+            if (clustered != null) {
+                clustered.close();
+            }
+        }
+    }
+
+    /** One library as the scale run uses it: a watchdog-leased {@link Lock} per key, and where the key is in Redis. */
+    abstract static class Library implements AutoCloseable {
+
+        abstract Lock lock(String key);
+
+        abstract String redisKey(String key);
+
+        /** What the library still tracks after every lock was released, as far as it tells; empty when nothing. */
+        String leftOver() {
+            return "";
+        }
+
+        @Override
+        public abstract void close();
+
+        static Library create(String name, Servers servers, long leaseMs) {
+            return switch (name) {
+                case "redis-lock" -> new Ours(servers, leaseMs, Library::jedis);
+                case "redis-lock-lettuce" -> new Ours(servers, leaseMs, Library::lettuce);
+                case "redisson" -> new RedissonLibrary(servers, leaseMs);
+                default -> throw new IllegalArgumentException("scale.contenders names " + name + "; known: "
+                        + String.join(", ", CONTENDERS));
+            };
+        }
+
+        private static JedisConnectionFactory jedis(Servers servers) {
+            JedisClientConfiguration client = JedisClientConfiguration.builder().usePooling().build();
+            JedisConnectionFactory factory = servers.cluster == null
+                    ? new JedisConnectionFactory(new RedisStandaloneConfiguration(servers.masters.get(0).host(),
+                            servers.masters.get(0).port()), client)
+                    : new JedisConnectionFactory(new RedisClusterConfiguration(servers.cluster.nodes()), client);
+            factory.getPoolConfig().setMaxTotal(64);
+            factory.getPoolConfig().setMaxIdle(64);
+            factory.afterPropertiesSet();
+            factory.start();
+            return factory;
+        }
+
+        /** Lettuce as Spring Boot sets it up by default: one shared native connection, no pool. */
+        private static LettuceConnectionFactory lettuce(Servers servers) {
+            LettuceConnectionFactory factory = servers.cluster == null
+                    ? new LettuceConnectionFactory(new RedisStandaloneConfiguration(servers.masters.get(0).host(),
+                            servers.masters.get(0).port()))
+                    : new LettuceConnectionFactory(new RedisClusterConfiguration(servers.cluster.nodes()));
+            factory.afterPropertiesSet();
+            factory.start();
+            return factory;
+        }
+    }
+
+    private static final class Ours extends Library {
+
+        private final RedisConnectionFactory factory;
+        private final RedisLockTemplate template;
+
+        <F extends RedisConnectionFactory & DisposableBean> Ours(Servers servers, long leaseMs, Function<Servers, F> factory) {
+            this.factory = factory.apply(servers);
+            this.template = new RedisLockTemplate(new StringRedisTemplate(this.factory),
+                    RedisLockConfig.defaults().withWatchdogLease(java.time.Duration.ofMillis(leaseMs)));
+        }
+
+        @Override
+        Lock lock(String key) {
+            return template.lock(key);
+        }
+
+        @Override
+        String redisKey(String key) {
+            return "redis-lock:{" + key + "}";
+        }
+
+        @Override
+        String leftOver() {
+            int local = template.diagnostics().localLockCount();
+            int renewing = template.diagnostics().scheduledRenewalCount();
+            return local == 0 && renewing == 0 ? "" : local + " local locks, " + renewing + " renewals scheduled";
+        }
+
+        @Override
+        public void close() {
+            template.close();
+            try {
+                ((DisposableBean) factory).destroy();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    private static final class RedissonLibrary extends Library {
+
+        private final RedissonClient client;
+
+        RedissonLibrary(Servers servers, long leaseMs) {
+            Config config = new Config();
+            config.setLockWatchdogTimeout(leaseMs);
+            if (servers.cluster == null) {
+                config.useSingleServer().setAddress("redis://" + servers.masters.get(0).host() + ":" + servers.masters.get(0).port())
+                        .setConnectionPoolSize(64).setConnectionMinimumIdleSize(8);
+            } else {
+                config.useClusterServers().addNodeAddress(servers.cluster.nodes().stream().map(node -> "redis://" + node)
+                        .toArray(String[]::new));
+            }
+            client = Redisson.create(config);
+        }
+
+        @Override
+        Lock lock(String key) {
+            return client.getLock(key);
+        }
+
+        @Override
+        String redisKey(String key) {
+            return key;
+        }
+
+        @Override
+        public void close() {
+            client.shutdown();
+        }
+    }
+
+    String report(long seconds) {
+        StringBuilder md = new StringBuilder();
+        md.append("# Held locks at scale (S10)\n\n");
+        md.append(String.format(Locale.ROOT, "Generated by `ScaleBenchmark` on %s: JVM %s %s, Redis %s on loopback, %d cores; "
+                + "lease %d ms for every library, held for %d leases; the run took %d s.%n%n", LocalDate.now(),
+                System.getProperty("java.vm.name"), System.getProperty("java.version"), redisVersion(),
+                Runtime.getRuntime().availableProcessors(), leaseMs, leases, seconds));
+        String redisson = Redisson.class.getPackage().getImplementationVersion();
+        md.append("Peer: Redisson ").append(redisson == null ? "" : redisson).append(" `RLock`. ");
+        md.append("Each library takes N locks on distinct keys with 16 threads (`tryLock()`, watchdog-leased), holds them, ");
+        md.append("then releases them all. Our template runs on Jedis (pooled) and on Lettuce (one shared connection), ");
+        md.append("Redisson's `RLock` on its own client (`lockWatchdogTimeout` = the lease). Per-lock figures are per held ");
+        md.append("lock per lease. Script calls and their time are INFO commandstats over the hold (only the calls the ");
+        md.append("library sent: commandstats also counts the commands a script runs); Redis CPU is the masters' user + ");
+        md.append("system CPU; client CPU is the JVM's process CPU over the hold less the monitor thread's; both CPU figures ");
+        md.append("have the library's idle cost (no lock held, the monitor reading the same keys, measured for one lease ");
+        md.append("before) taken off; heap is the used heap after a full GC with the locks held, less ");
+        md.append("before (it includes the `Lock` object and key the harness keeps per lock). The oldest lease is the ");
+        md.append("largest lease age a monitor saw reading the PTTL of up to 2,000 held keys every 100 ms and of every ");
+        md.append("key at the end; lateness = that age − a third of the lease (when a renewal is due), within 100 ms. ");
+        md.append("Lapsed = held keys found missing (must be 0). After release-all: the script calls in the next second ");
+        md.append("(renewals still draining), and the heap and threads the JVM still has, against before the run.\n\n");
+        md.append("![held locks at scale](benchmarks-scale.svg)\n\n");
+        md.append("| topology | library | held locks | script calls / lock / lease | Redis script µs / lock / lease "
+                + "| Redis CPU µs / lock / lease | client CPU µs / lock / lease | client heap bytes / lock | oldest lease ms "
+                + "| lateness ms | lapsed | acquire-all ms | release-all ms | script calls in the second after release "
+                + "| heap left bytes | threads left |\n");
+        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        for (Row r : rows) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %.2f | %.2f | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
+                    r.topology(), r.contender(), r.held(), r.commandsPerLockPerLease(), r.redisCommandUsPerLockPerLease(),
+                    r.redisCpuUsPerLockPerLease(), r.clientCpuUsPerLockPerLease(), r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
+                    r.latenessMs(), r.lapsed(), r.acquireMs(), r.releaseAllMs(), r.commandsInSecondAfterRelease(),
+                    r.heapLeftBytes(), r.threadsLeft()));
+        }
+        md.append('\n').append(growth());
+        return md.toString();
+    }
+
+    /** How each library's cost per held lock grows from the smallest N to the largest, per topology. */
+    private String growth() {
+        StringBuilder md = new StringBuilder("How flat: each figure at the largest N over the same figure at the smallest ");
+        md.append("(1.00x is flat).\n\n| topology | library | N | client CPU / lock | Redis CPU / lock | Redis script µs / lock "
+                + "| script calls / lock "
+                + "| heap / lock |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+        for (String topology : topologies) {
+            for (String contender : contenders) {
+                List<Row> mine = rows.stream().filter(r -> r.topology().equals(topology) && r.contender().equals(contender.trim()))
+                        .toList();
+                if (mine.size() < 2) {
+                    continue;
+                }
+                Row small = mine.get(0);
+                Row large = mine.get(mine.size() - 1);
+                md.append(String.format(Locale.ROOT, "| %s | %s | %,d → %,d | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |%n", topology,
+                        contender.trim(), small.held(), large.held(),
+                        large.clientCpuUsPerLockPerLease() / small.clientCpuUsPerLockPerLease(),
+                        large.redisCpuUsPerLockPerLease() / small.redisCpuUsPerLockPerLease(),
+                        large.redisCommandUsPerLockPerLease() / small.redisCommandUsPerLockPerLease(),
+                        large.commandsPerLockPerLease() / small.commandsPerLockPerLease(),
+                        large.heapBytesPerLock() / small.heapBytesPerLock()));
+            }
+        }
+        return md.toString();
+    }
+
+    private static String redisVersion() {
+        try (RedisServerProcess redis = RedisServerProcess.start()) {
+            return Servers.info(redis.command("INFO", "server")).getOrDefault("redis_version", "?");
+        }
+    }
+
+    /** Cost per held lock against N, one line per library and topology, for client CPU and Redis CPU. */
+    String chart() {
+        String[][] panels = {{"client CPU µs / lock / lease"}, {"Redis CPU µs / lock / lease"}};
+        String[] colours = {"#2e7d32", "#81c784", "#c62828", "#1565c0", "#9e9e9e", "#f9a825"};
+        int panelWidth = 420;
+        int height = 330;
+        StringBuilder svg = new StringBuilder(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                + "width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">%n", panelWidth * 2 + 40, height));
+        svg.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+        List<String> series = new ArrayList<>();
+        for (String topology : topologies) {
+            for (String contender : contenders) {
+                series.add(topology + " " + contender.trim());
+            }
+        }
+        for (int p = 0; p < panels.length; p++) {
+            int x0 = 50 + p * (panelWidth + 20);
+            int top = 30;
+            int base = 240;
+            int plotWidth = panelWidth - 60;
+            Function<Row, Double> value = p == 0 ? Row::clientCpuUsPerLockPerLease : Row::redisCpuUsPerLockPerLease;
+            double max = rows.stream().mapToDouble(value::apply).max().orElse(1);
+            svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"18\">%s against held locks (log scale)</text>%n", x0,
+                    panels[p][0]));
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>%n", x0, base,
+                    x0 + plotWidth, base));
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>%n", x0, top,
+                    x0, base));
+            svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>%n", x0 - 4, top + 4,
+                    LockBenchmark.format(max)));
+            double minLog = Math.log10(counts.get(0));
+            double maxLog = Math.log10(counts.get(counts.size() - 1));
+            for (int n : counts) {
+                double x = x0 + (maxLog == minLog ? 0 : (Math.log10(n) - minLog) / (maxLog - minLog) * plotWidth);
+                svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%,d</text>%n", x, base + 14, n));
+            }
+            for (int s = 0; s < series.size(); s++) {
+                String label = series.get(s);
+                List<Row> line = rows.stream().filter(r -> (r.topology() + " " + r.contender()).equals(label)).toList();
+                StringBuilder points = new StringBuilder();
+                for (Row r : line) {
+                    double x = x0 + (maxLog == minLog ? 0 : (Math.log10(r.held()) - minLog) / (maxLog - minLog) * plotWidth);
+                    double y = base - (max == 0 ? 0 : value.apply(r) / max * (base - top));
+                    points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+                }
+                String colour = colours[s % colours.length];
+                String dash = label.startsWith("cluster") ? " stroke-dasharray=\"5,3\"" : "";
+                svg.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>%n",
+                        points.toString().trim(), colour, dash));
+            }
+        }
+        for (int s = 0; s < series.size(); s++) {
+            int x = 30 + (s % 3) * 280;
+            int y = height - 50 + (s / 3) * 18;
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+                    + "<text x=\"%d\" y=\"%d\">%s</text>%n", x, y - 4, x + 20, y - 4, colours[s % colours.length],
+                    series.get(s).startsWith("cluster") ? " stroke-dasharray=\"5,3\"" : "", x + 26, y, series.get(s)));
+        }
+        svg.append("</svg>\n");
+        return svg.toString();
+    }
+}

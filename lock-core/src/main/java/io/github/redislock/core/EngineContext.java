@@ -1,0 +1,75 @@
+package io.github.redislock.core;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What every lock engine ({@link LockEngine}) of one template shares: the client id and the owner ids drawn from it,
+ * the watchdog lease, the {@link Watchdog}, the background clean-up, the {@link LockActivity} that observers and
+ * diagnostics read, and the {@link WaitLoop} waiting threads sleep in. A template builds one and hands it to each
+ * of its engines whole, so no engine keeps its own copy of any of it.
+ */
+final class EngineContext {
+
+    /** This client's random id (128 bits, hex): the owner of a lock in Redis is this id plus the thread. */
+    final String clientId;
+    final Duration watchdogLease;
+    final WaitLoop waitLoop;
+    final Watchdog watchdog;
+    final BackgroundCleanup cleanup;
+    final LockActivity activity = new LockActivity();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Numbers this client's acquisition attempts, so every attempt has an owner id of its own in Redis. */
+    private final AtomicLong attempts = new AtomicLong();
+
+    /**
+     * @param clientId from {@link #newClientId()}, made before the context because the wake-up channel behind
+     *        {@code waitLoop} is named after it
+     */
+    EngineContext(String clientId, Duration watchdogLease, WaitLoop waitLoop) {
+        this.clientId = clientId;
+        this.watchdogLease = watchdogLease;
+        this.waitLoop = waitLoop;
+        this.watchdog = new Watchdog(watchdogLease);
+        this.cleanup = new BackgroundCleanup(watchdog, watchdogLease, closed::get);
+        watchdog.setEvents(activity);
+    }
+
+    static String newClientId() {
+        byte[] id = new byte[16];
+        new SecureRandom().nextBytes(id);
+        return HexFormat.of().formatHex(id);
+    }
+
+    /**
+     * A new owner id for the calling thread's next attempt: client, thread, and which attempt of this client, so a
+     * late clean-up of an earlier attempt can never release a later one.
+     */
+    String newOwner() {
+        return clientId + ":" + Thread.currentThread().getId() + ":" + attempts.incrementAndGet();
+    }
+
+    /** A new owner id for a holding that is no thread's yet ({@code role}: "handover", "share"). */
+    String newOwner(String role) {
+        return clientId + ":" + role + ":" + attempts.incrementAndGet();
+    }
+
+    /** @throws IllegalStateException naming {@code template} once it was closed */
+    void checkOpen(String template) {
+        if (closed.get()) {
+            throw new IllegalStateException("This " + template + " is closed");
+        }
+    }
+
+    /** Stops the watchdog (held locks are left to expire with their lease); whether this call closed it. */
+    boolean closeOnce() {
+        if (!closed.compareAndSet(false, true)) {
+            return false;
+        }
+        watchdog.close();
+        return true;
+    }
+}

@@ -1,0 +1,73 @@
+package io.github.redislock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.github.redislock.test.RedisClusterProcesses;
+import io.github.redislock.test.RedisServerProcess;
+import io.github.redislock.test.WithRedisCluster;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * In Redis Cluster the watchdog renews a master's locks with one call per batch, whatever their hash slots (Redis 7.0+:
+ * the batched script flagged {@code allow-cross-slot-keys}): 1,500 locks spread over every slot of three masters cost a
+ * handful of renewal calls a renewal period, not one per slot (about 450 a master).
+ */
+@WithRedisCluster(freshForEachTest = true)
+class ClusterRenewalCallsTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(3);
+    private static final int LOCKS = 1500;
+
+    RedisClusterProcesses cluster;
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"jedis", "lettuce"})
+    void aMastersLocksAreRenewedInOneCallPerBatchWhateverTheirSlots(String driver) throws Exception {
+        try (RedisClients clients = new RedisClients(cluster)) {
+            StringRedisTemplate redis = driver.equals("jedis") ? clients.redisTemplate() : clients.lettuceRedisTemplate();
+            RedisLockTemplate template = clients.lockTemplate(new RedisLockTemplate(redis,
+                    RedisLockConfig.defaults().withWatchdogLease(LEASE)));
+            List<String> lost = new CopyOnWriteArrayList<>();
+            template.addLockLostListener((lock, reason) -> lost.add(lock.key() + ": " + reason));
+            List<LockHandle> held = new ArrayList<>();
+            for (int i = 0; i < LOCKS; i++) {
+                held.add(template.acquire("account:" + i, LockOptions.tryOnce()));
+            }
+            // the watchdog learns the masters of the slots off the renewal path: let a first round of renewals pass
+            Thread.sleep(LEASE.toMillis() / 2);
+            cluster.masters().forEach(master -> master.command("CONFIG", "RESETSTAT"));
+            Thread.sleep(LEASE.toMillis()); // three renewal periods
+
+            System.out.println(driver + " renewal calls per master: " + cluster.masters().stream()
+                    .map(master -> master.port() + "=" + scriptCalls(master)).toList());
+            for (RedisServerProcess master : cluster.masters()) {
+                long calls = scriptCalls(master);
+                // per slot it would be about 450 calls a period; per master batch one (or two, with a resend)
+                assertThat(calls).as("renewal calls on master %d in three renewal periods", master.port())
+                        .isBetween(1L, 30L);
+            }
+            assertThat(held).allMatch(LockHandle::isHeld);
+            assertThat(lost).isEmpty();
+            for (LockHandle handle : held) {
+                handle.release();
+            }
+        }
+    }
+
+    private static long scriptCalls(RedisServerProcess master) {
+        long calls = 0;
+        for (String line : master.command("INFO", "commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
+            }
+        }
+        return calls;
+    }
+}
