@@ -61,6 +61,8 @@ public final class LockBenchmark {
     static final List<String> PEERS = List.of("redisson", "si-pubsub", "si-spin");
 
     private final int port;
+    /** How long a worker JVM of S3 across JVMs or S7 may take to start and warm up (its warm-up stops at 20 s). */
+    private static final long WORKER_READY_SECONDS = 120;
     private final int rounds = Integer.getInteger("bench.rounds", 3);
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
     private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
@@ -69,7 +71,7 @@ public final class LockBenchmark {
     private final Results results = new Results();
     /** Appended to a scenario's name in its rows: "" for one Redis, " Redlock 5 nodes" over independent masters. */
     private String variant = "";
-    private final List<String> problems = new ArrayList<>();
+    private final List<String> problems = Collections.synchronizedList(new ArrayList<>());
     /** The shortest and longest warm-up of a hot-key worker JVM (S3 across JVMs, S7), in ms. */
     private final long[] workerWarmUpMillis = {Long.MAX_VALUE, 0};
     /** The Redis every scenario runs on, for counting the commands a scenario sends. */
@@ -563,6 +565,24 @@ public final class LockBenchmark {
             processes.add(process);
             outputs.add(new BufferedReader(new InputStreamReader(process.getInputStream())));
         }
+        // a worker JVM not ready within WORKER_READY_SECONDS is stopped, and the run goes on without this library's row
+        // for this round: once, Redisson 3.52's netty threads spun for ten minutes on the hot key, and no thread of that
+        // worker JVM ever finished its warm-up
+        AtomicBoolean ready = new AtomicBoolean();
+        Thread readyWatch = new Thread(() -> {
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(WORKER_READY_SECONDS));
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (!ready.get()) {
+                problems.add(name + ": a " + scenario.toUpperCase(Locale.ROOT) + " worker JVM was not ready within "
+                        + WORKER_READY_SECONDS + " s; stopped");
+                processes.forEach(Process::destroyForcibly);
+            }
+        }, "worker-ready-watch");
+        readyWatch.setDaemon(true);
+        readyWatch.start();
         for (BufferedReader out : outputs) { // each JVM started and warmed up (or ended, saying why)
             for (String line; (line = out.readLine()) != null && !line.equals("ready");) {
                 if (line.startsWith("worker-failed ")) {
@@ -575,6 +595,8 @@ public final class LockBenchmark {
                 }
             }
         }
+        ready.set(true);
+        readyWatch.interrupt();
         long scriptsBefore = scriptCalls(redis);
         for (Process process : processes) { // then all start their window together
             try {
@@ -597,7 +619,9 @@ public final class LockBenchmark {
                     }
                 }
             }
-            process.waitFor(60, TimeUnit.SECONDS);
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+            }
             if (last == null) {
                 problems.add(name + ": a hot-key worker JVM reported nothing (exit " + process.exitValue() + ")");
                 continue;

@@ -7,7 +7,9 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.core.LockHandle;
 import io.github.redislock.core.LockLostException;
@@ -365,10 +367,20 @@ public final class Worker {
                 .POST(HttpRequest.BodyPublishers.noBody()));
     }
 
+    /**
+     * One call to the resource, given up after 6 s at the latest: the request's own 5 s timeout once did not fire (JDK 17's
+     * HttpClient left a worker parked for minutes with its section open, and the whole fault run waited for it).
+     */
     private String call(HttpRequest.Builder request) {
+        CompletableFuture<HttpResponse<String>> response = http.sendAsync(request.timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
         try {
-            return http.send(request.timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            return response.get(6, TimeUnit.SECONDS).body();
         } catch (Exception e) {
+            response.cancel(true);
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
             throw new IllegalStateException("resource call failed", e);
         }
     }
