@@ -46,8 +46,10 @@ local function restart_delay_left()
     end
     notBefore = tonumber(markedNotBefore) or 0
     if markedRun ~= runId then
-      -- uptime_in_seconds rounds down: this start is no earlier than the real one, so the delay is not cut short
-      local started = nowMs - tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000
+      -- uptime_in_seconds is the difference of two whole seconds (the clock and the start, each rounded down), so it
+      -- can be up to a second more than the real uptime: counted from a second later, this start is no earlier than
+      -- the real one, and the delay is never cut short (it may run up to a second longer)
+      local started = nowMs - (tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) - 1) * 1000
       notBefore = math.max(notBefore, started + tonumber(ARGV[8]))
     end
   end

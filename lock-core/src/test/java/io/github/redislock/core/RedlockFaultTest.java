@@ -203,6 +203,38 @@ class RedlockFaultTest {
         }
     }
 
+    /**
+     * Redis counts its uptime in whole seconds (the clock and the start, each rounded down), so just after a second
+     * boundary a node started late in the second before reads an uptime of 1 while it has run for a few milliseconds.
+     * Counted from that, its restart delay ended up to a second early, and a second client got a lock the first still
+     * held (one CI run, in {@link #aMemberOfABareMajorityRestartedFromItsSnapshotGrantsNoSecondHolderUntilItsRestartDelayIsOver}).
+     * Here the node is restarted late in a second and asked just after the next boundary: its delay must run at least
+     * the whole restart delay from the moment the restart began.
+     */
+    @Test
+    void aRestartedNodesDelayIsNeverCutShortByItsUptimeInWholeSeconds() throws Exception {
+        Duration delay = Duration.ofSeconds(2);
+        RedlockTemplate template = clients.template(RedisLockConfig.defaults().withWatchdogLease(delay));
+        template.execute(KEY, LockOptions.tryOnce(), LockHandle::fencingToken); // every node marked
+        RedisServerProcess restarted = nodes.node(0);
+        assertThat(restarted.command("SAVE")).isEqualTo("OK"); // the marker comes back with it
+        restarted.kill();
+        while (System.currentTimeMillis() % 1000 < 900) {
+            Thread.sleep(2);
+        }
+        long restartBegan = System.currentTimeMillis();
+        restarted.restart();
+        long second = restartBegan / 1000;
+        while (System.currentTimeMillis() / 1000 == second) {
+            Thread.sleep(1);
+        }
+        template.tryAcquire(KEY, LockOptions.tryOnce()).ifPresent(LockHandle::release); // node 0 looks at its delay
+        String marker = restarted.command("GET", "redis-lock:redlock-restart-marker");
+        long notBefore = Long.parseLong(marker.split(" ")[1]);
+        assertThat(notBefore).as("when node 0 grants again (marker %s), against the restart's beginning at %d plus "
+                + "the delay", marker, restartBegan).isGreaterThanOrEqualTo(restartBegan + delay.toMillis());
+    }
+
     @Test
     void aNewDeploymentGrantsAtOnceWhileANodeFlushedLaterSitsOutItsRestartDelay() throws Exception {
         Duration lease = Duration.ofSeconds(2);
