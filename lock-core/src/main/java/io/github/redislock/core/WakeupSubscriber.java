@@ -139,10 +139,13 @@ final class WakeupSubscriber implements AutoCloseable {
             } finally {
                 settingUp = null;
                 Thread.interrupted(); // an interrupt from close() is for the set-up only
-                lifecycle.unlock();
-            }
-            if (closed) { // close() gave up waiting for this set-up
-                stop();
+                try {
+                    if (closed) { // closed meanwhile: stopped here, under the lock, so a close() waiting for it returns
+                        stop();   // only once the subscription is stopped (and if close() gave up waiting, later)
+                    }
+                } finally {
+                    lifecycle.unlock();
+                }
             }
         });
     }
