@@ -112,6 +112,9 @@ class WaiterTurnTest {
             held.release();
             assertThat(stays.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isPositive();
             laterClient.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
+            // MONITOR's lines arrive on a connection of their own, maybe after the clients' replies
+            Await.until(() -> monitor.count(WaiterTurnTest::isPublish) > before, Duration.ofSeconds(5),
+                    "the release's wake-up in MONITOR's output");
             List<String> wakes = monitor.lines(WaiterTurnTest::isPublish);
             assertThat(wakes.get(before)).as("the release's first wake-up goes to the longest-waiting client")
                     .contains("\"redis-lock:wake:" + live.clientId() + "\"");
