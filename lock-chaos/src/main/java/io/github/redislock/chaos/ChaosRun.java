@@ -282,7 +282,10 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     public ChaosRun() throws IOException, InterruptedException {
-        resource = start(List.of(Resource.class.getName(), String.valueOf(resourcePort)), "resource ready");
+        // TCP_NODELAY on the resource's replies: without it each call waited about 40 ms for the client's delayed ACK
+        // (the JDK server writes the headers and the body apart), and sections lasted ten times their sleep
+        resource = start(List.of("-Dsun.net.httpserver.nodelay=true"),
+                List.of(Resource.class.getName(), String.valueOf(resourcePort)), "resource ready");
         Runtime.getRuntime().addShutdownHook(new Thread(this::destroyAll));
     }
 

@@ -98,6 +98,11 @@ final class RedlockNodes implements AutoCloseable {
         }
     }
 
+    /** For {@link #callAll}: settled only once every node answered (or the deadline passed). */
+    static boolean everyAnswer(Replies<?> replies) {
+        return false;
+    }
+
     /** Whether every node {@code replies} still waits for is taken for frozen (see {@link #STALLED_NANOS}). */
     boolean restStalled(Replies<?> replies) {
         return replies.waiting.stream().allMatch(name -> lanes.get(name).stalled());
@@ -105,8 +110,9 @@ final class RedlockNodes implements AutoCloseable {
 
     /**
      * Sends {@code call} to every node at once and collects the replies until {@code settled} holds, every node
-     * answered, or the deadline passed. An interrupt does not cut the wait short (it is bounded by the deadline);
-     * the flag is restored afterwards. A call still in its node's queue at the deadline is dropped unsent.
+     * answered (also when {@code settled} does not say so), or the deadline passed. An interrupt does not cut the
+     * wait short (it is bounded by the deadline); the flag is restored afterwards. A call still in its node's queue
+     * at the deadline is dropped unsent.
      */
     <T> Replies<T> callAll(Function<Node, T> call, long deadlineNanos, Predicate<Replies<T>> settled) {
         BlockingQueue<Outcome<T>> done = new LinkedBlockingQueue<>();

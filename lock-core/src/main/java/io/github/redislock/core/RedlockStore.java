@@ -144,19 +144,16 @@ final class RedlockStore implements LockStore {
     @Override
     public ReleaseReply release(String key, String holderId) {
         Holder holder = held.remove(holderId);
-        String owner = holder == null ? holderId : holder.owner;
-        if (holder != null) {
-            holder.release();
-        }
+        String owner = letGo(holder, holderId);
         long notOwner = nodes.size() - release(key, owner, holder, nodes.size(), nodeTimeoutNanos);
         return notOwner >= nodes.quorum() ? ReleaseReply.NOT_OWNER : ReleaseReply.RELEASED;
     }
 
     /**
      * Done waiting once {@code holders} nodes released it, every node answered, or a majority answered and the rest
-     * stalled; once a majority released it, the rest are waited for at most as long again as that majority took, so a
-     * frozen or slow node holds up no release (its call still goes out). Each node's release waits for a renewal
-     * still putting the lock back there.
+     * stalled; once a majority released it, the rest are waited for at most as long again as that majority took (not
+     * at all when they stalled), so a frozen or slow node holds up no release (its call still goes out). Each node's
+     * release waits for a renewal still putting the lock back there.
      *
      * @return how many nodes answered that {@code owner} held the lock there
      */
@@ -169,17 +166,26 @@ final class RedlockStore implements LockStore {
                 holder.awaitRepair(node.name(), deadline);
             }
             return node.scripts().release(key, owner).wasOwner();
-        }, deadline, r -> r.values().size() + r.failed() == nodes.size() || r.count(Boolean::booleanValue) >= majority
+        }, deadline, r -> r.count(Boolean::booleanValue) >= majority
                 || r.values().size() >= nodes.quorum() && nodes.restStalled(r));
         if (released.pending() > 0 && released.count(Boolean::booleanValue) >= majority) {
             long now = System.nanoTime();
             long grace = Math.max(now - start, MIN_RELEASE_GRACE_NANOS);
-            released.await(Math.min(deadline, now + grace), r -> r.values().size() + r.failed() == nodes.size()
-                    || r.count(Boolean::booleanValue) >= holders);
+            released.await(Math.min(deadline, now + grace),
+                    r -> r.count(Boolean::booleanValue) >= holders || nodes.restStalled(r));
         }
         long wasOwner = released.count(Boolean::booleanValue);
         long answered = released.values().size();
         return wasOwner + (nodes.size() - answered); // a node that did not answer is not taken for one that lost it
+    }
+
+    /** The owner id on the nodes; the holder lets go of it: no renewal puts it back from now on. */
+    private static String letGo(@Nullable Holder holder, String holderId) {
+        if (holder == null) {
+            return holderId;
+        }
+        holder.release();
+        return holder.owner;
     }
 
     /** Redlock hands nothing over: a release on some masters says nothing certain about the others. */
@@ -235,8 +241,7 @@ final class RedlockStore implements LockStore {
                     }
                 }
                 return outcomes.outcomes();
-            }, System.nanoTime() + renewalReplyNanos(shortest), r -> r.values().size() + r.failed() == nodes.size()
-                    || nodes.restStalled(r) || decided(r.values(), count));
+            }, System.nanoTime() + renewalReplyNanos(shortest), r -> nodes.restStalled(r) || decided(r.values(), count));
             StringBuilder outcomes = new StringBuilder(count);
             for (int i = 0; i < count; i++) {
                 outcomes.append(outcome(replies.values(), i));
@@ -292,14 +297,10 @@ final class RedlockStore implements LockStore {
     /** The minimum hold ({@code holdAtLeast}) on every node; held when a majority set it. */
     @Override
     public boolean setLease(String key, String holderId, long leaseMillis) {
-        Holder holder = held.remove(holderId);
-        String owner = holder == null ? holderId : holder.owner;
-        if (holder != null) {
-            holder.release(); // the holder lets go of it: no renewal may put it back
-        }
+        String owner = letGo(held.remove(holderId), holderId);
         Replies<Boolean> set = nodes.callAll(node -> node.scripts().setLease(key, owner, leaseMillis),
-                System.nanoTime() + nodeTimeoutNanos, r -> r.values().size() + r.failed() == nodes.size()
-                        || r.count(Boolean::booleanValue) >= nodes.quorum() || nodes.restStalled(r));
+                System.nanoTime() + nodeTimeoutNanos,
+                r -> r.count(Boolean::booleanValue) >= nodes.quorum() || nodes.restStalled(r));
         return set.count(Boolean::booleanValue) >= nodes.quorum();
     }
 
@@ -309,7 +310,7 @@ final class RedlockStore implements LockStore {
         nodes.callAll(node -> {
             node.scripts().leave(key);
             return Boolean.TRUE;
-        }, System.nanoTime() + MIN_REPLY_NANOS, r -> r.values().size() + r.failed() == nodes.size() || nodes.restStalled(r));
+        }, System.nanoTime() + MIN_REPLY_NANOS, nodes::restStalled);
     }
 
     /** No turn is kept for Redlock's waiters to look at: they try again every 10-30 ms. */
@@ -335,14 +336,14 @@ final class RedlockStore implements LockStore {
                 return;
             }
             Replies<Boolean> marked = nodes.callAll(node -> Boolean.TRUE.equals(node.redis().hasKey(restartMarker)),
-                    System.nanoTime() + nodeTimeoutNanos, r -> r.values().size() + r.failed() == nodes.size());
+                    System.nanoTime() + nodeTimeoutNanos, RedlockNodes::everyAnswer);
             // no node answered (none up yet, say): nothing learnt and nothing marked, so look again next time
             deploymentChecked = !marked.values().isEmpty();
             if (marked.values().size() == nodes.size() && marked.count(Boolean::booleanValue) == 0) {
                 // redlock-mark.lua, with each node process's run_id (so that a restart from persisted data is told
                 // apart), only where no marker is: a node another client's acquisition reached meanwhile keeps its delay
                 nodes.callAll(node -> node.redis().execute(MARK_NEW, List.of(restartMarker)),
-                        System.nanoTime() + nodeTimeoutNanos, r -> r.values().size() + r.failed() == nodes.size());
+                        System.nanoTime() + nodeTimeoutNanos, RedlockNodes::everyAnswer);
                 log.info("Redlock nodes {} have no restart marker: a new deployment, marked to grant at once", nodes.names());
             }
         } finally {
