@@ -326,8 +326,10 @@ class ReplicaAckTest {
     void aWaitOnLettucesSharedConnectionWouldStallEveryOtherCaller() throws Exception {
         // why ScriptRunner pipelines: a plain WAIT on Lettuce's shared native connection blocks everyone behind it
         StringRedisTemplate lettuce = (onTheMaster = new RedisClients(sentinel.master())).lettuceRedisTemplate();
-        lettuce.opsForValue().set("ack:shared", "1");
         sentinel.replica().pause();
+        // written after the pause, so the replica cannot have acknowledged it: WAIT blocks (a write made before it
+        // could be acknowledged first, and WAIT then returned at once; that failed one CI run)
+        lettuce.opsForValue().set("ack:shared", "1");
         CompletableFuture<Object> wait = CompletableFuture.supplyAsync(() -> lettuce.execute(
                 (RedisCallback<Object>) connection -> ((LettuceConnection) connection).execute("WAIT",
                         new IntegerOutput<>(ByteArrayCodec.INSTANCE), "1".getBytes(), "1500".getBytes()), true));
