@@ -45,7 +45,8 @@ public final class RedlockFrozenNode {
 
     /** What one run showed. */
     record Outcome(String scenario, int locks, long leaseMillis, long frozenMillis, int lost, int notHeldOnHealthyNodes, int contenderTries,
-            int contenderGrants, long slowestReleaseMillis, long releaseAllMillis, int grantedAfterResume, List<String> errors) {
+            int contenderGrants, long slowestReleaseMillis, long releaseAllMillis, long clientCpuMillis, int grantedAfterResume,
+            List<String> errors) {
 
         List<String> failures() {
             List<String> failures = new ArrayList<>(errors);
@@ -130,6 +131,7 @@ public final class RedlockFrozenNode {
             }
 
             RedisServerProcess frozen = nodes.node(4);
+            long cpuAtFreeze = processCpuNanos();
             frozen.pause();
             long frozenAt = System.nanoTime();
             int tries = 0;
@@ -169,6 +171,7 @@ public final class RedlockFrozenNode {
             }
             long releaseAllMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing);
             long slowest = TimeUnit.NANOSECONDS.toMillis(releaseNanos.stream().mapToLong(Long::longValue).max().orElse(0));
+            long clientCpuMillis = TimeUnit.NANOSECONDS.toMillis(processCpuNanos() - cpuAtFreeze);
             frozen.resume();
 
             int afterResume = 0;
@@ -182,11 +185,17 @@ public final class RedlockFrozenNode {
             holder.close();
             contender.close();
             return new Outcome(NAME, locks, leaseMillis, frozenMillis, Math.max(Math.max(lost.get(), notHeld), lostAtRelease.get()), missing, tries, grants, slowest,
-                    releaseAllMillis, afterResume, errors);
+                    releaseAllMillis, clientCpuMillis, afterResume, errors);
         } finally {
             holders.shutdownNow();
             factories.forEach(JedisConnectionFactory::destroy);
         }
+    }
+
+    /** The CPU time this JVM (both clients) has used so far. */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     /** How many held locks some healthy master (0 to 3) no longer has for {@code clientId}. */
@@ -237,16 +246,17 @@ public final class RedlockFrozenNode {
                 .append(" of the held keys once each, spread over the first lease. Then every lock is released and timed, the ")
                 .append("master resumed, and the second client takes the sampled keys. Promised: no lock lost or missing from ")
                 .append("the four healthy masters, none granted to the second client, no release waiting on the frozen master ")
-                .append("(each under the node timeout).\n\n");
+                .append("(each under the node timeout). The clients' CPU is this JVM's (both clients) from the freeze to the ")
+                .append("end of the releases.\n\n");
         md.append("| scenario | locks | frozen for (ms) | lost | missing on a healthy master | second client's grants / tries "
-                + "| slowest release (ms) | all releases (ms) | granted after the resume | verdict |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|---|\n");
+                + "| slowest release (ms) | all releases (ms) | clients' CPU (ms) | granted after the resume | verdict |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Outcome o : outcomes) {
             md.append("| ").append(o.scenario()).append(" | ").append(o.locks()).append(" | ").append(o.frozenMillis())
                     .append(" | ").append(o.lost()).append(" | ").append(o.notHeldOnHealthyNodes()).append(" | ")
                     .append(o.contenderGrants()).append(" / ").append(o.contenderTries()).append(" | ")
                     .append(o.slowestReleaseMillis()).append(" | ").append(o.releaseAllMillis()).append(" | ")
-                    .append(o.grantedAfterResume()).append(" | ")
+                    .append(o.clientCpuMillis()).append(" | ").append(o.grantedAfterResume()).append(" | ")
                     .append(o.failures().isEmpty() ? "pass" : "FAIL: " + String.join("; ", o.failures())).append(" |\n");
         }
         return md.toString();
