@@ -4,11 +4,16 @@
 -- ARGV[2i-1] the i-th lock's owner id, ARGV[2i] its lease in ms
 -- Returns a string of one character per lock, in KEYS order: '1' when the owner still holds it (its TTL now at least
 -- the lease), '0' when it is no longer the owner's (expired, deleted, Redis lost it).
+-- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortened' in the
+-- same call; before, PTTL is asked first.
+local gt = redis.REDIS_VERSION_NUM ~= nil
 local held = {}
 for i = 1, #KEYS do
-  local lease = tonumber(ARGV[2 * i])
+  local lease = ARGV[2 * i]
   if redis.call('GET', KEYS[i]) == ARGV[2 * i - 1] then
-    if redis.call('PTTL', KEYS[i]) < lease then
+    if gt then
+      redis.call('PEXPIRE', KEYS[i], lease, 'GT')
+    elseif redis.call('PTTL', KEYS[i]) < tonumber(lease) then
       redis.call('PEXPIRE', KEYS[i], lease)
     end
     held[i] = '1'
