@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -169,7 +171,7 @@ public final class ScaleBenchmark {
             warm.unlock();
             long idleRedisStart = servers.cpuMicros();
             long idleClientStart = processCpuNanos();
-            Monitor idle = new Monitor(servers, sample, leaseMs);
+            Monitor idle = new Monitor(servers, sample, leaseMs, ConcurrentHashMap.newKeySet()); // no lock held yet: every key missing
             Thread idleThread = new Thread(idle, "scale-monitor-idle");
             idleThread.start();
             Thread.sleep(leaseMs);
@@ -185,7 +187,7 @@ public final class ScaleBenchmark {
             servers.resetStats();
             long redisCpuStart = servers.cpuMicros();
             long clientCpuStart = processCpuNanos();
-            Monitor monitor = new Monitor(servers, sample, leaseMs);
+            Monitor monitor = new Monitor(servers, sample, leaseMs, holders.lapsed);
             Thread monitorThread = new Thread(monitor, "scale-monitor");
             monitorThread.start();
             Thread.sleep(leaseMs * leases);
@@ -207,7 +209,7 @@ public final class ScaleBenchmark {
             long lateness = Math.max(0, monitor.oldestAgeMs.get() - leaseMs / 3);
             row = new Row(topology, name, held, commands.calls / perLockPerLease, commands.micros / perLockPerLease,
                     redisCpu / perLockPerLease, clientCpuNanos / 1000.0 / perLockPerLease, heapPerLock,
-                    monitor.oldestAgeMs.get(), lateness, monitor.lapsed.get(), acquireMs, releaseAllMs, afterRelease, 0, 0);
+                    monitor.oldestAgeMs.get(), lateness, monitor.lapsed.size(), acquireMs, releaseAllMs, afterRelease, 0, 0);
             String leftOver = library.leftOver();
             if (!leftOver.isEmpty()) {
                 System.out.println("  left in the library after release-all: " + leftOver);
@@ -244,6 +246,11 @@ public final class ScaleBenchmark {
         private final CountDownLatch acquired = new CountDownLatch(HOLDER_THREADS);
         private final AtomicReference<Throwable> failure = new AtomicReference<>();
         private final AtomicLong notAcquired = new AtomicLong();
+        /**
+         * The Redis keys of held locks that lapsed, each once: found missing by the monitor, or whose unlock found the
+         * lock no longer held (its lease ran out while the others were being released).
+         */
+        final Set<String> lapsed = ConcurrentHashMap.newKeySet();
 
         Holders(Library library, List<String> keys) {
             this.library = library;
@@ -265,11 +272,13 @@ public final class ScaleBenchmark {
 
         private void hold(int first) {
             List<Lock> mine = new ArrayList<>();
+            List<String> mineKeys = new ArrayList<>();
             try {
                 for (int i = first; i < keys.size(); i += HOLDER_THREADS) {
                     Lock lock = library.lock(keys.get(i));
                     if (lock.tryLock()) {
                         mine.add(lock);
+                        mineKeys.add(keys.get(i));
                     } else {
                         notAcquired.incrementAndGet();
                     }
@@ -281,11 +290,20 @@ public final class ScaleBenchmark {
             }
             try {
                 release.await();
-                for (Lock lock : mine) {
-                    lock.unlock();
-                }
-            } catch (Throwable e) {
+            } catch (InterruptedException e) {
                 failure.compareAndSet(null, e);
+                return;
+            }
+            for (int i = 0; i < mine.size(); i++) {
+                try {
+                    mine.get(i).unlock();
+                } catch (IllegalMonitorStateException | io.github.redislock.core.LockLostException e) { // its lease ran out first
+                    if (lapsed.add(library.redisKey(mineKeys.get(i))) && lapsed.size() == 1) {
+                        System.out.println("  an unlock found its lock no longer held: " + e);
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
             }
         }
 
@@ -314,11 +332,12 @@ public final class ScaleBenchmark {
         private final List<String> sample;
         private final long leaseMs;
         final AtomicLong oldestAgeMs = new AtomicLong();
-        final AtomicLong lapsed = new AtomicLong();
+        final Set<String> lapsed;
         volatile boolean stop;
         volatile long cpuNanos;
 
-        Monitor(Servers servers, List<String> sample, long leaseMs) {
+        Monitor(Servers servers, List<String> sample, long leaseMs, Set<String> lapsed) {
+            this.lapsed = lapsed;
             this.servers = servers;
             this.sample = sample;
             this.leaseMs = leaseMs;
@@ -345,9 +364,11 @@ public final class ScaleBenchmark {
         }
 
         void readAll(List<String> keys) {
-            for (long pttl : servers.pttl(keys)) {
+            List<Long> pttls = servers.pttl(keys);
+            for (int i = 0; i < pttls.size(); i++) {
+                long pttl = pttls.get(i);
                 if (pttl == -2) {
-                    lapsed.incrementAndGet();
+                    lapsed.add(keys.get(i));
                 } else if (pttl >= 0) {
                     oldestAgeMs.accumulateAndGet(leaseMs - pttl, Math::max);
                 }
@@ -599,7 +620,7 @@ public final class ScaleBenchmark {
         md.append("before (it includes the `Lock` object and key the harness keeps per lock). The oldest lease is the ");
         md.append("largest lease age a monitor saw reading the PTTL of up to 2,000 held keys every 100 ms and of every ");
         md.append("key at the end; lateness = that age − a third of the lease (when a renewal is due), within 100 ms. ");
-        md.append("Lapsed = held keys found missing (must be 0). After release-all: the script calls in the next second ");
+        md.append("Lapsed = held keys found missing, or whose unlock found them no longer held (must be 0). After release-all: the script calls in the next second ");
         md.append("(renewals still draining), and the heap and threads the JVM still has, against before the run.\n\n");
         md.append("![held locks at scale](benchmarks-scale.svg)\n\n");
         md.append("| topology | library | held locks | script calls / lock / lease | Redis script µs / lock / lease "
