@@ -85,7 +85,7 @@ final class RedlockNodes implements AutoCloseable {
      * wait for a connection, and commons-pool's waiting borrowers spin on the CPU while a connection is being made
      * (to a frozen node, that is up to the connect and read timeouts, again and again).
      */
-    static int callsPerNode(StringRedisTemplate redis) {
+    private static int callsPerNode(StringRedisTemplate redis) {
         return JEDIS_PRESENT ? PooledJedis.connections(redis, CALLS_PER_NODE) : CALLS_PER_NODE;
     }
 

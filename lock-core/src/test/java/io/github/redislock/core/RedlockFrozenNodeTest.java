@@ -2,14 +2,19 @@ package io.github.redislock.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.redislock.test.Await;
 import io.github.redislock.test.RedisNodes;
@@ -118,8 +123,8 @@ class RedlockFrozenNodeTest {
         }
         RedlockTemplate template = new RedlockTemplate(defaultPools, RedisLockConfig.defaults(), Duration.ofMillis(500));
         nodes.node(4).pause();
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(32);
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService callers = Executors.newFixedThreadPool(32);
         try {
             for (int t = 0; t < 32; t++) {
                 int thread = t;
@@ -130,12 +135,12 @@ class RedlockFrozenNodeTest {
                     return null;
                 });
             }
-            java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             int mostWaiting = 0;
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
             while (System.nanoTime() < until) {
                 int waiting = 0;
-                for (java.lang.management.ThreadInfo info : threads.dumpAllThreads(false, false)) {
+                for (ThreadInfo info : threads.dumpAllThreads(false, false)) {
                     if (info.getThreadName().startsWith("redis-lock-redlock-") && waitsForPooledConnection(info)) {
                         waiting++;
                     }
@@ -159,7 +164,7 @@ class RedlockFrozenNodeTest {
      * lock), or in its create() without making the connection itself (makeObject): spinning until another thread's
      * connection is made.
      */
-    private static boolean waitsForPooledConnection(java.lang.management.ThreadInfo info) {
+    private static boolean waitsForPooledConnection(ThreadInfo info) {
         boolean awaiting = false;
         for (StackTraceElement frame : info.getStackTrace()) { // innermost first
             if (frame.getMethodName().equals("makeObject")) {
