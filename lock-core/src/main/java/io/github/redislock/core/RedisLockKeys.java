@@ -49,8 +49,16 @@ final class RedisLockKeys {
     private static final byte[][] SEMAPHORE_RELEASE_SUFFIXES = encode(List.of(SEMAPHORE_HOLDERS, SEMAPHORE_PERMITS,
             SEMAPHORE_WAITERS, SEMAPHORE_WAITER_EXPIRIES, SEMAPHORE_LIMIT, SEMAPHORE_FENCE));
 
+    /** How many recently encoded key sets {@link #encoded} keeps (a power of two): about 40 KB at most. */
+    private static final int RECENT_SLOTS = 256;
+
     private final String prefix;
     private final byte[] wakeChannelPrefixEncoded;
+    /**
+     * Key sets encoded lately, one slot per hash of the lock's name and script: a lock taken again and again (a hot
+     * key, a scheduled job) encodes its names once instead of at every call; a slot holds the latest key set to hash to it.
+     */
+    private final Encoded[] recent = new Encoded[RECENT_SLOTS];
 
     RedisLockKeys(String prefix) {
         if (prefix == null || prefix.isBlank()) {
@@ -138,6 +146,11 @@ final class RedisLockKeys {
      * each suffix appended to its bytes.
      */
     private byte[][] encoded(String key, byte[][] suffixes) {
+        int slot = (key.hashCode() * 31 + System.identityHashCode(suffixes)) & (RECENT_SLOTS - 1);
+        Encoded seen = recent[slot];
+        if (seen != null && seen.suffixes == suffixes && seen.key.equals(key)) {
+            return seen.keys;
+        }
         byte[] lock = lock(key).getBytes(StandardCharsets.UTF_8);
         byte[][] encoded = new byte[suffixes.length][];
         for (int i = 0; i < suffixes.length; i++) {
@@ -150,7 +163,12 @@ final class RedisLockKeys {
                 encoded[i] = joined;
             }
         }
+        recent[slot] = new Encoded(key, suffixes, encoded); // a racy write: its final fields publish it whole
         return encoded;
+    }
+
+    /** One lock name's keys for one script, encoded; the arrays are shared, never written to. */
+    private record Encoded(String key, byte[][] suffixes, byte[][] keys) {
     }
 
     private static byte[][] encode(List<String> suffixes) {

@@ -40,7 +40,9 @@ import org.springframework.util.ClassUtils;
  * in a new proxy and a {@code DefaultStringRedisConnection} and serializes through its serializers, which cost more
  * client time than the script call itself (measured with JFR on the uncontended lock+unlock path). On a Lettuce
  * factory that shares its native connection (Spring Boot's default), {@link LettuceScriptCalls} sends the script on
- * that connection itself, skipping Spring Data Redis's per-call connection object too. That connection is
+ * that connection itself, skipping Spring Data Redis's per-call connection object too; on a Jedis factory with a
+ * shared {@code UnifiedJedis} client (the default with Jedis 7, not Cluster), {@link JedisScriptCalls} sends it on
+ * that client. That connection is
  * the factory's own, never one bound to the caller's thread: a lock takes effect at once, also inside a Redis
  * transaction of the caller's. A template of a subclass (one that records or traces its script calls, say) still
  * sees every call: its {@code execute} is used as it is.
@@ -63,6 +65,8 @@ final class ScriptRunner {
     private final boolean direct;
     /** Script calls on a Lettuce factory's shared native connection; {@code null} for other factories. */
     private final LettuceScriptCalls lettuce;
+    /** Script calls on a Jedis factory's shared {@code UnifiedJedis} client; {@code null} for other factories. */
+    private final JedisScriptCalls jedis;
     /** Each script's SHA-1 and text as bytes, worked out once (DefaultRedisScript locks for every getSha1). */
     private final Map<RedisScript<?>, Prepared> prepared = new ConcurrentHashMap<>();
     private final RedisLockConfig.ReplicaAck replicaAck;
@@ -76,6 +80,7 @@ final class ScriptRunner {
         this.redis = redis;
         this.direct = redis.getClass() == StringRedisTemplate.class;
         this.lettuce = direct && LETTUCE_PRESENT ? LettuceScriptCalls.on(redis.getRequiredConnectionFactory()) : null;
+        this.jedis = direct && JEDIS_PRESENT ? JedisScriptCalls.on(redis.getRequiredConnectionFactory()) : null;
         this.replicaAck = replicaAck;
         this.clusterNodes = new ClusterNodes(redis);
         this.waitArgs = new byte[][] {bytes(Integer.toString(replicaAck.replicas())),
@@ -214,6 +219,9 @@ final class ScriptRunner {
         if (lettuce != null) {
             return lettuce.run(prepared.sha1(), prepared.text(), returnType == ReturnType.INTEGER, keys, args);
         }
+        if (jedis != null) {
+            return jedis.run(prepared.sha1Bytes(), prepared.text(), keys, args);
+        }
         byte[][] keysAndArgs = keysAndArgs(keys, args);
         RedisConnectionFactory factory = redis.getRequiredConnectionFactory();
         try (RedisConnection connection = factory.getConnection()) {
@@ -229,13 +237,13 @@ final class ScriptRunner {
         }
     }
 
-    private record Prepared(String sha1, byte[] text) {
+    private record Prepared(String sha1, byte[] sha1Bytes, byte[] text) {
     }
 
     private Prepared prepared(RedisScript<?> script) {
         Prepared known = prepared.get(script);
         return known != null ? known
-                : prepared.computeIfAbsent(script, s -> new Prepared(s.getSha1(), bytes(s.getScriptAsString())));
+                : prepared.computeIfAbsent(script, s -> new Prepared(s.getSha1(), bytes(s.getSha1()), bytes(s.getScriptAsString())));
     }
 
     static byte[][] encode(String... strings) {
