@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.IntegerOutput;
@@ -22,7 +23,9 @@ class ReplyWaitTest {
 
     private final ScheduledExecutorService replier = Executors.newSingleThreadScheduledExecutor();
     /** A long spin, so "quick" and "late" do not depend on how busy the machine running the test is. */
-    private final LettuceScriptCalls.ReplyWait wait = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 2);
+    private final LettuceScriptCalls.ReplyWait wait = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 2,
+            () -> 0); // an idle machine apart from this JVM, whatever the machine running the test is doing
+    private final AtomicInteger loadSamples = new AtomicInteger();
     private static final long LATE = TimeUnit.MILLISECONDS.toNanos(300);
     private static final long QUICK = TimeUnit.MICROSECONDS.toNanos(5);
 
@@ -60,12 +63,43 @@ class ReplyWaitTest {
 
     @Test
     void onOneProcessorACallParksAtOnce() {
-        LettuceScriptCalls.ReplyWait oneProcessor = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 1);
+        LettuceScriptCalls.ReplyWait oneProcessor = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 1,
+                () -> 0);
         int start = oneProcessor.credit();
         for (int i = 0; i < 3; i++) {
             assertThat(call(oneProcessor, LATE, true)).isEqualTo(7L);
         }
         assertThat(oneProcessor.credit()).as("no spin ran, so none ran out").isEqualTo(start);
+    }
+
+    @Test
+    void whenTheOtherProcessesLeaveThisJvmNoProcessorACallParksAtOnce() throws Exception {
+        double[] othersLoad = {0.6}; // of 2 processors: more than the one the others may use
+        LettuceScriptCalls.ReplyWait busy = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 2,
+                () -> othersLoad[0]);
+        int start = busy.credit();
+        for (int i = 0; i < 3; i++) {
+            assertThat(call(busy, LATE, true)).isEqualTo(7L);
+        }
+        assertThat(busy.credit()).as("no spin ran, so none ran out").isEqualTo(start);
+        othersLoad[0] = 0.4;
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(LettuceScriptCalls.ReplyWait.LOAD_SAMPLE_NANOS) + 10);
+        assertThat(call(busy, LATE, true)).isEqualTo(7L);
+        assertThat(busy.credit()).as("a processor to spare again: the spin ran, and ran out").isEqualTo(start - 2);
+    }
+
+    @Test
+    void theLoadIsSampledAtMostEveryFiftyMilliseconds() {
+        LettuceScriptCalls.ReplyWait sampled = new LettuceScriptCalls.ReplyWait(TimeUnit.MILLISECONDS.toNanos(200), 2, () -> {
+            loadSamples.incrementAndGet();
+            return 0;
+        });
+        long start = System.nanoTime();
+        for (int i = 0; i < 5; i++) {
+            call(sampled, QUICK, true);
+        }
+        long tookNanos = System.nanoTime() - start;
+        assertThat(loadSamples.get()).isBetween(1, 1 + (int) (tookNanos / LettuceScriptCalls.ReplyWait.LOAD_SAMPLE_NANOS));
     }
 
     @Test
