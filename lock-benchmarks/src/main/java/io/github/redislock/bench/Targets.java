@@ -49,7 +49,67 @@ final class Targets {
         ratioRow(sb, r, "S7 fair ops/s (4 JVMs x 4 threads, one key)", "redisson", "S7 fair hot key at least 5× Redisson's fair lock", 5.0);
         ratioRow(sb, r, "S8 ops/s (16 threads, 90 % reads, one key)", "redisson", "S8 read-mostly at least 2× Redisson's", 2.0);
         ratioRow(sb, r, "S9 ops/s (16 threads, semaphore of 4 permits)", "redisson", "S9 semaphore at least 2× Redisson's", 2.0);
+        performanceAtScale(sb, r);
         return sb.toString();
+    }
+
+    /** The targets of issue 25 (performance at scale) that this benchmark measures; S10's are in benchmarks-scale.md. */
+    private static void performanceAtScale(StringBuilder sb, LockBenchmark.Results r) {
+        String[] peers = LockBenchmark.PEERS.toArray(String[]::new);
+        for (String driver : new String[] {LockBenchmark.OURS, LockBenchmark.OURS_LETTUCE}) {
+            String on = driver.equals(LockBenchmark.OURS) ? " (Jedis)" : " (Lettuce)";
+            bestPeerRow(sb, r, driver, "S1 calling thread's CPU µs per lock+unlock", peers, false,
+                    "S1 calling thread's CPU per lock+unlock at or below the leanest peer's" + on);
+            bestPeerRow(sb, r, driver, "S1 calling thread's heap bytes allocated per lock+unlock", peers, false,
+                    "S1 calling thread's heap per lock+unlock at or below the leanest peer's" + on);
+            bestPeerRow(sb, r, driver, "S1 ops/s", peers, true, "S1 ops/s ahead of every peer" + on);
+        }
+        Double handOff = r.median("S4 hand-off p50 µs", LockBenchmark.OURS);
+        row(sb, "S4 hand-off across clients p50 ≤ 0.3 ms (Jedis)", handOff, null, handOff, "%.0f µs", v -> v <= 300);
+        Double lettuceHandOff = r.median("S4 hand-off p50 µs", LockBenchmark.OURS_LETTUCE);
+        row(sb, "S4 hand-off p50 on Lettuce ≤ 1.1× Jedis's", lettuceHandOff, handOff,
+                lettuceHandOff != null && handOff != null ? lettuceHandOff / handOff : null, "%.2f× Jedis's", v -> v <= 1.1);
+        for (String metric : new String[] {"S3 ops/s (4 JVMs x 4 threads, one key)", "S7 fair ops/s (4 JVMs x 4 threads, one key)"}) {
+            Double lettuce = r.median(metric, LockBenchmark.OURS_LETTUCE);
+            Double jedis = r.median(metric, LockBenchmark.OURS);
+            row(sb, metric.substring(0, 2) + " across JVMs on Lettuce ≥ 0.8× Jedis's", lettuce, jedis,
+                    lettuce != null && jedis != null ? lettuce / jedis : null, "%.2f× Jedis's", v -> v >= 0.8);
+        }
+        int ahead = 0;
+        java.util.List<String> behind = new java.util.ArrayList<>();
+        for (String metric : r.metrics()) {
+            Double lettuce = r.median(metric, LockBenchmark.OURS_LETTUCE);
+            Double redisson = r.median(metric, "redisson");
+            if (lettuce == null || redisson == null || metric.contains("retained")) {
+                continue; // "retained" is noise around 0 for both
+            }
+            if (metric.contains("ops/s") ? lettuce >= redisson : lettuce <= redisson) {
+                ahead++;
+            } else {
+                behind.add(metric);
+            }
+        }
+        sb.append("| every Lettuce row ahead of Redisson's | ")
+                .append(ahead + behind.size() == 0 ? "not measured | – |\n"
+                        : ahead + " of " + (ahead + behind.size()) + " rows" + (behind.isEmpty() ? "" : "; behind: "
+                                + String.join("; ", behind)) + " | " + (behind.isEmpty() ? "yes" : "**no**") + " |\n");
+    }
+
+    /** Ours against the best of {@code peers} on {@code metric}: the highest when {@code higherIsBetter}, else the lowest. */
+    private static void bestPeerRow(StringBuilder sb, LockBenchmark.Results r, String driver, String metric, String[] peers,
+            boolean higherIsBetter, String target) {
+        Double ours = r.median(metric, driver);
+        Double best = null;
+        String bestPeer = null;
+        for (String peer : peers) {
+            Double theirs = r.median(metric, peer);
+            if (theirs != null && (best == null || (higherIsBetter ? theirs > best : theirs < best))) {
+                best = theirs;
+                bestPeer = peer;
+            }
+        }
+        row(sb, target, ours, best, ours != null && best != null ? ours / best : null, "%.2f× " + bestPeer,
+                v -> higherIsBetter ? v >= 1.0 : v <= 1.0);
     }
 
     private static void ratioRow(StringBuilder sb, LockBenchmark.Results r, String metric, String peer, String target,
