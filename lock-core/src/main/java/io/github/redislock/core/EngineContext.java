@@ -28,12 +28,13 @@ final class EngineContext {
     /**
      * @param clientId from {@link #newClientId()}, made before the context because the wake-up channel behind
      *        {@code waitLoop} is named after it
+     * @param callsPerNode how many renewal calls to one Redis node may run at once (see {@link Watchdog})
      */
-    EngineContext(String clientId, Duration watchdogLease, WaitLoop waitLoop) {
+    EngineContext(String clientId, Duration watchdogLease, WaitLoop waitLoop, int callsPerNode) {
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
         this.waitLoop = waitLoop;
-        this.watchdog = new Watchdog(watchdogLease);
+        this.watchdog = new Watchdog(watchdogLease, callsPerNode);
         this.cleanup = new BackgroundCleanup(watchdog, watchdogLease, closed::get);
         watchdog.setEvents(activity);
     }

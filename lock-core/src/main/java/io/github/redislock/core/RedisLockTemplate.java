@@ -9,6 +9,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.locks.Lock;
 
 import org.jspecify.annotations.Nullable;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -54,9 +55,10 @@ public final class RedisLockTemplate implements LockOperations {
         String clientId = EngineContext.newClientId();
         ScriptRunner runner = new ScriptRunner(redis, config.replicaAck());
         LockScripts scripts = new LockScripts(runner, keys, clientId);
-        this.subscriber = new WakeupSubscriber(Objects.requireNonNull(redis.getConnectionFactory(), "connection factory"),
-                keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(subscriber));
+        RedisConnectionFactory factory = Objects.requireNonNull(redis.getConnectionFactory(), "connection factory");
+        this.subscriber = new WakeupSubscriber(factory, keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
+        this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(subscriber),
+                PooledConnections.callsAtOnce(factory, config.replicaAck().enabled(), Integer.MAX_VALUE));
         this.exclusive = new ExclusiveEngine(context, scripts);
         this.readWrite = new ReadWriteLocks(scripts, context);
         this.fair = new FairLock(new FairLockScripts(runner, keys), context, exclusive.turnLooks);

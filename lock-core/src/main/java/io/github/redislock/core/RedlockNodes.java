@@ -12,12 +12,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
-import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.RedisConnectionFailureException;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.util.ClassUtils;
 
 /**
  * The independent Redis masters of a {@link RedlockTemplate} and the quorum calls made on them. Every call goes to
@@ -30,14 +27,12 @@ import org.springframework.util.ClassUtils;
 final class RedlockNodes implements AutoCloseable {
 
     /**
-     * How many calls to one node run at once (fewer when the node's pooled Jedis client has fewer connections); more
-     * wait in that node's queue, and one whose reply deadline passed while it waited is dropped unsent. A frozen node
-     * (stopped, not refusing connections) so pins at most this many threads, and holds up no call to the other nodes.
+     * How many calls to one node run at once (fewer when the node's client has fewer pooled connections: see
+     * {@link PooledConnections}); more wait in that node's queue, and one whose reply deadline passed while it waited
+     * is dropped unsent. A frozen node (stopped, not refusing connections) so pins at most this many threads, and
+     * holds up no call to the other nodes.
      */
     static final int CALLS_PER_NODE = 64;
-
-    private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
-            RedlockNodes.class.getClassLoader());
 
     /**
      * How long a node may leave calls unanswered before a release or a renewal stops waiting for it: a node that
@@ -68,7 +63,8 @@ final class RedlockNodes implements AutoCloseable {
         this.quorum = list.size() / 2 + 1;
         AtomicInteger threads = new AtomicInteger();
         for (Node node : this.nodes) {
-            int calls = callsPerNode(node.redis());
+            int calls = PooledConnections.callsAtOnce(node.redis().getRequiredConnectionFactory(), false,
+                    CALLS_PER_NODE);
             ThreadPoolExecutor pool = new ThreadPoolExecutor(calls, calls, 60, TimeUnit.SECONDS,
                     new LinkedBlockingQueue<>(), task -> {
                         Thread thread = new Thread(task, "redis-lock-redlock-" + threads.incrementAndGet());
@@ -78,15 +74,6 @@ final class RedlockNodes implements AutoCloseable {
             pool.allowCoreThreadTimeOut(true);
             lanes.put(node.name(), new Lane(pool));
         }
-    }
-
-    /**
-     * {@link #CALLS_PER_NODE}, or fewer: no more than a pooled Jedis client has connections. A thread more would only
-     * wait for a connection, and commons-pool's waiting borrowers spin on the CPU while a connection is being made
-     * (to a frozen node, that is up to the connect and read timeouts, again and again).
-     */
-    private static int callsPerNode(StringRedisTemplate redis) {
-        return JEDIS_PRESENT ? PooledJedis.connections(redis, CALLS_PER_NODE) : CALLS_PER_NODE;
     }
 
     int size() {
@@ -188,8 +175,8 @@ final class RedlockNodes implements AutoCloseable {
     }
 
     /**
-     * One node's calls: its own pool of {@link #CALLS_PER_NODE} threads and a queue, and when it last answered, so
-     * that a node that stopped answering (frozen) is told from one that is merely busy.
+     * One node's calls: its own pool of up to {@link #CALLS_PER_NODE} threads and a queue, and when it last answered,
+     * so that a node that stopped answering (frozen) is told from one that is merely busy.
      */
     private static final class Lane {
 
@@ -231,20 +218,6 @@ final class RedlockNodes implements AutoCloseable {
         /** Calls are pending and none was answered for {@link #STALLED_NANOS}. */
         boolean stalled() {
             return pending.get() > 0 && System.nanoTime() - progressNanos > STALLED_NANOS;
-        }
-    }
-
-    /** A class of its own so that Jedis is loaded only when it is present. */
-    private static final class PooledJedis {
-
-        static int connections(StringRedisTemplate redis, int most) {
-            if (redis.getConnectionFactory() instanceof JedisConnectionFactory jedis
-                    && jedis.getClientConfiguration().isUsePooling()) {
-                int total = jedis.getClientConfiguration().getPoolConfig().map(GenericObjectPoolConfig::getMaxTotal)
-                        .orElse(most);
-                return total > 0 ? Math.min(most, total) : most; // a negative maxTotal is no limit
-            }
-            return most;
         }
     }
 

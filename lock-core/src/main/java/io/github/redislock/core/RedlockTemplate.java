@@ -90,8 +90,10 @@ public final class RedlockTemplate implements LockOperations {
                         keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll))
                 .toList();
         // listening while any node's subscription is up: an announcement only brings the next attempt forward
+        // the watchdog's renewals wait for the nodes' own call threads, which borrow the connections
         this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(
-                () -> subscribers.stream().map(WakeupSubscriber::isListening).toList().contains(true), () -> null));
+                () -> subscribers.stream().map(WakeupSubscriber::isListening).toList().contains(true), () -> null),
+                Integer.MAX_VALUE);
         this.engine = new ExclusiveEngine(context, new RedlockStore(this.nodes, keys, nodeTimeout.toNanos(), restartDelay));
         this.diagnostics = new RedisLockDiagnostics(context.watchdog, subscribers.get(0), engine::inUse, context.activity);
         this.asyncExecutor = AsyncLockExecutor.create(config.asyncHolders());

@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * holding and hands the ones last renewed a quarter of a lease ago or more to a pool (threads come and go with the
  * work), so each is renewed before a third of its lease has passed, never after (a renewal is due then); at most
  * one renewal in flight per holding, through a queue per Redis node ({@link NodeLanes}: up to
- * {@value #MAX_CALLS_PER_MASTER} calls in flight to one Cluster master, {@value #MAX_RENEWAL_THREADS} to one Redis;
- * the rest wait their turn, none is dropped, and one node's queue never waits for another's). Every type's
+ * {@value #MAX_CALLS_PER_MASTER} calls in flight to one Cluster master, {@value #MAX_RENEWAL_THREADS} to one Redis,
+ * and no more than the connection factory has pooled connections to a node ({@link PooledConnections}); the rest wait
+ * their turn, none is dropped, and one node's queue never waits for another's). Every type's
  * {@link Renewer} has a batched call (unless replica acknowledgement is on, which acknowledges each renewal alone):
  * holdings of one type go in batches of up to {@value #MAX_BATCH}, one script call each, which reports per holding
  * whether it was renewed or is gone; in Redis Cluster a batch holds one master's holdings
@@ -96,13 +97,20 @@ final class Watchdog implements AutoCloseable {
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
 
-    Watchdog(Duration lease) {
+    /**
+     * @param callsPerNode how many calls to one Redis node the connection factory runs at once
+     *        ({@link PooledConnections#callsAtOnce}), {@link Integer#MAX_VALUE} when the renewals borrow no connection
+     *        of their own: a renewal thread more would only wait for a connection, spinning on the CPU while one is
+     *        being made, which to a frozen Redis is all the time
+     */
+    Watchdog(Duration lease, int callsPerNode) {
         this.renewalTimeoutNanos = lease.toNanos() / 4;
         this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("redis-lock-watchdog", false));
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.renewals = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_SECONDS, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), daemon("redis-lock-renewal", true));
-        this.lanes = new NodeLanes(renewals, MAX_RENEWAL_THREADS, MAX_CALLS_PER_MASTER);
+        this.lanes = new NodeLanes(renewals, Math.min(MAX_RENEWAL_THREADS, callsPerNode),
+                Math.min(MAX_CALLS_PER_MASTER, callsPerNode));
         this.background = new ThreadPoolExecutor(BACKGROUND_THREADS, BACKGROUND_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), daemon("redis-lock-cleanup", true));
         this.background.allowCoreThreadTimeOut(true);
