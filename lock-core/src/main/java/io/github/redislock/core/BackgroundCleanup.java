@@ -9,7 +9,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Work that must not delay the caller: undoing requests whose replies were lost. Runs on the watchdog's
  * background pool and is retried while Redis cannot be reached, until a watchdog lease has passed: by then every
- * lock it could undo has expired anyway.
+ * lock it could undo has expired anyway. The pause between tries doubles from {@link Durations#ERROR_BACKOFF_MILLIS}
+ * up to an eighth of that lease (at most 1 s): a release retried once Redis is back ends the lock then, where a
+ * longer pause would leave it to its lease (a Redis restarted from its append-only file brings back a lock whose
+ * release failed while it was down).
  */
 final class BackgroundCleanup {
 
@@ -17,11 +20,13 @@ final class BackgroundCleanup {
 
     private final Watchdog watchdog;
     private final long retryForNanos;
+    private final long maxBackoffMillis;
     private final BooleanSupplier closed;
 
     BackgroundCleanup(Watchdog watchdog, Duration retryFor, BooleanSupplier closed) {
         this.watchdog = watchdog;
         this.retryForNanos = retryFor.toNanos();
+        this.maxBackoffMillis = Math.max(Durations.ERROR_BACKOFF_MILLIS, Math.min(1000, retryFor.toMillis() / 8));
         this.closed = closed;
     }
 
@@ -45,7 +50,7 @@ final class BackgroundCleanup {
                 } catch (RuntimeException e) {
                     if (System.nanoTime() - giveUpAt < 0 && !closed.getAsBoolean()) {
                         log.debug("Background clean-up failed; retrying", e);
-                        run(task, giveUpAt, Math.min(Math.max(Durations.ERROR_BACKOFF_MILLIS, delayMillis * 2), 1000),
+                        run(task, giveUpAt, Math.min(Math.max(Durations.ERROR_BACKOFF_MILLIS, delayMillis * 2), maxBackoffMillis),
                                 stillNeeded);
                     } else {
                         log.debug("Background clean-up failed; Redis TTLs will end what it left", e);
