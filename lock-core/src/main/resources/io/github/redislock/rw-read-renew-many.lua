@@ -6,6 +6,9 @@
 -- Returns a string of one character per share, in order: '1' when the owner still reads (its lease now at least
 -- the lease), '2' when it does and a writer waits (its client then stops letting threads join the share), '0' when
 -- its share is gone (its lease ended, or Redis lost it).
+-- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortens' in the
+-- same call; before, PTTL is asked first.
+local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local held = {}
@@ -22,7 +25,9 @@ for i = 1, #KEYS / 3 do
     end
     -- the readers and the epoch live as long as the longest reader lease
     for _, key in ipairs({readers, epoch}) do
-      if redis.call('PTTL', key) < lease then
+      if gt then
+        redis.call('PEXPIRE', key, lease, 'GT')
+      elseif redis.call('PTTL', key) < lease then
         redis.call('PEXPIRE', key, lease)
       end
     end

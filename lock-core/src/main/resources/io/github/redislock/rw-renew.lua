@@ -5,12 +5,17 @@
 -- Returns 1 when the caller holds it (its lease now at least ARGV[3]), 0 when it no longer does; 2 when it holds a
 -- read share and a writer waits (a client then stops letting its threads join that share). A renewal never
 -- shortens a lease.
+-- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortens' in the
+-- same call; before, PTTL is asked first.
+local gt = redis.REDIS_VERSION_NUM ~= nil
 local lease = tonumber(ARGV[3])
 if ARGV[2] == 'write' then
   if redis.call('GET', KEYS[1]) ~= ARGV[1] then
     return 0
   end
-  if redis.call('PTTL', KEYS[1]) < lease then
+  if gt then
+    redis.call('PEXPIRE', KEYS[1], lease, 'GT')
+  elseif redis.call('PTTL', KEYS[1]) < lease then
     redis.call('PEXPIRE', KEYS[1], lease)
   end
   return 1
@@ -27,7 +32,9 @@ if tonumber(expiry) < nowMs + lease then
 end
 -- the readers and the epoch live as long as the longest reader lease
 for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < lease then
+  if gt then
+    redis.call('PEXPIRE', KEYS[i], lease, 'GT')
+  elseif redis.call('PTTL', KEYS[i]) < lease then
     redis.call('PEXPIRE', KEYS[i], lease)
   end
 end

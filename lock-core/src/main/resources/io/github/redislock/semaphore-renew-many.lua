@@ -5,6 +5,9 @@
 -- ARGV[1] how long a stored limit is kept unused, in ms; ARGV[2i] the i-th holder id, ARGV[2i+1] its lease in ms
 -- Returns a string of one character per holder, in order: '1' when it still has its permits (its lease now at least
 -- the lease), '0' when not (its lease ended, or Redis lost them).
+-- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortens' in the
+-- same call; before, PTTL is asked first.
+local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local retention = tonumber(ARGV[1])
@@ -20,12 +23,16 @@ for i = 1, #KEYS / 3 do
       redis.call('ZADD', holders, nowMs + lease, holder)
     end
     for _, key in ipairs({holders, permits}) do
-      if redis.call('PTTL', key) < lease then
+      if gt then
+        redis.call('PEXPIRE', key, lease, 'GT')
+      elseif redis.call('PTTL', key) < lease then
         redis.call('PEXPIRE', key, lease)
       end
     end
     local keep = math.max(lease, retention)
-    if redis.call('PTTL', limit) < keep then
+    if gt then
+      redis.call('PEXPIRE', limit, keep, 'GT')
+    elseif redis.call('PTTL', limit) < keep then
       redis.call('PEXPIRE', limit, keep)
     end
     held[i] = '1'

@@ -3,6 +3,9 @@
 -- ARGV[1] holder id, ARGV[2] lease in ms, ARGV[3] how long a stored limit is kept unused, in ms
 -- Returns 1 when the holder still has its permits (its lease now at least ARGV[2]), 0 when not (its lease ended,
 -- or Redis lost them).
+-- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortens' in the
+-- same call; before, PTTL is asked first.
+local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -14,12 +17,16 @@ if tonumber(expiry) < nowMs + lease then
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[1])
 end
 for i = 1, 2 do
-  if redis.call('PTTL', KEYS[i]) < lease then
+  if gt then
+    redis.call('PEXPIRE', KEYS[i], lease, 'GT')
+  elseif redis.call('PTTL', KEYS[i]) < lease then
     redis.call('PEXPIRE', KEYS[i], lease)
   end
 end
 local keep = math.max(lease, tonumber(ARGV[3]))
-if redis.call('PTTL', KEYS[3]) < keep then
+if gt then
+  redis.call('PEXPIRE', KEYS[3], keep, 'GT')
+elseif redis.call('PTTL', KEYS[3]) < keep then
   redis.call('PEXPIRE', KEYS[3], keep)
 end
 return 1
