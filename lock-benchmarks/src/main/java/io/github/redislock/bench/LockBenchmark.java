@@ -975,13 +975,23 @@ public final class LockBenchmark {
                   on every call of a resource-backed script, so the scripts are now read into memory once.) The
                   figures move a lot between runs on this shared 2-core machine: loopback round trips alone took
                   from about 11 µs to over 75 µs on different days.
+                - **S1 on the calling thread (CPU and heap rows).** On Jedis our scripts go straight to the factory's
+                  shared `UnifiedJedis` client, with their keys and arguments handed over as they are. Spring Data
+                  Redis's own path, which the floor rows and Spring Integration's registry take, makes a
+                  `JedisConnection` per call (with a facade per command group and a client configuration) whose
+                  `close()` throws and catches an exception when no transaction is open, and Jedis's own `evalsha`
+                  copies every argument; until 2026-11-27 ours took that path too and allocated about 7.5 KB per
+                  lock+unlock. On Lettuce the CPU row is the spin (below): it spends the calling thread's CPU while
+                  the reply is on its way, so it stays above a peer that parks; with the spin off (a busy machine),
+                  runs on 2026-11-27 put it at 27 to 38 µs, beside 24 to 30 µs for Spring Integration's spin lock
+                  measured in turn with it.
                 - **S1 on Lettuce.** Lettuce hands each call to its event loop thread to be written and completes the
                   reply there, so a caller that parks on the reply pays a thread wake-up per call on top of the round
                   trip; Spring Data Redis's own two EVALSHA calls (the floor row) do. Ours spins on the reply for up to
-                  500 µs (yielding the processor on every turn) when it is the only lock call in flight, which keeps
-                  the caller's core awake and the reply's way short: faster than the Lettuce floor, often faster than
-                  Jedis, whose caller sleeps in the kernel until the reply. The price is the calling thread's CPU
-                  while it waits (the CPU row).
+                  500 µs (yielding the processor on every turn) when it is the only lock call in flight and the
+                  machine's other processes leave this JVM a processor, which keeps the caller's core awake and the
+                  reply's way short: faster than the Lettuce floor, often faster than Jedis, whose caller sleeps in
+                  the kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
                   Until 2026-11-26 the spin was at most 100 µs: on this machine 3-10 % of the replies came later, and
                   S1 on Lettuce was 1.0-1.4× Redisson's.
                 - **S3 in one JVM.** Threads of one JVM queue in a *fair* local lock, so a thread that just released
@@ -996,6 +1006,13 @@ public final class LockBenchmark {
                   releasing JVM, queued in the registry's local lock, retakes the Redis lock before other JVMs' waiters
                   hear of the release, so the lock stays in one JVM in bursts (fast, and unfair across JVMs). Ours
                   gives the lock to a waiting client of another JVM within 2 ms of its turn starting.
+                  On Lettuce every script call is written by the connection's event loop thread and its reply
+                  completed there, so a caller that parks pays two thread hand-offs per call on top of the round trip
+                  (the S1 floor rows show the same for two plain EVALSHA calls), and a hand-over across JVMs takes
+                  several calls: 4 JVMs and Redis on 2 cores have no processor to spare for them. Until 2026-11-27
+                  our Lettuce callers also spun on their replies here, taking the processor from the other JVMs
+                  and from Redis (1,100 to 1,400 hand-overs a second); a caller now spins only while the machine's
+                  other processes leave its JVM a processor.
                 - **S4 fair.** The same hand-off with our `fairLock(key)` and Redisson's `getFairLock(key)`: the release
                   grants the lock to the head of the queue in its script and publishes the grant to the waiter's client.
                   Its floor row is the least any hand-off over pub/sub costs on this machine at that moment: one PUBLISH
