@@ -280,8 +280,9 @@ public final class LockBenchmark {
         double opsPerSecond = samples / (elapsed / 1e9);
         // what a lock+unlock costs the calling thread: unlike the times, this hardly depends on what else the machine
         // runs (the client's I/O threads, Lettuce's and Redisson's event loops, are not counted)
-        results.add("S1 calling thread's CPU µs per lock+unlock", contender.name, cpu / 1000.0 / samples);
-        results.add("S1 calling thread's heap bytes allocated per lock+unlock", contender.name, allocated / (double) samples);
+        results.add("S1" + variant + " calling thread's CPU µs per lock+unlock", contender.name, cpu / 1000.0 / samples);
+        results.add("S1" + variant + " calling thread's heap bytes allocated per lock+unlock", contender.name,
+                allocated / (double) samples);
         Arrays.sort(micros);
         results.add("S1" + variant + " ops/s", contender.name, opsPerSecond);
         results.add("S1" + variant + " p50 µs", contender.name, micros[samples / 2] / 1000.0);
