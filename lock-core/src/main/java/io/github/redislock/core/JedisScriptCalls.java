@@ -1,7 +1,6 @@
 package io.github.redislock.core;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.data.redis.RedisSystemException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
@@ -126,11 +125,7 @@ final class JedisScriptCalls {
     }
 
     private RuntimeException translate(RuntimeException e) {
-        if (e instanceof DataAccessException) {
-            return e;
-        }
-        DataAccessException translated = factory.translateExceptionIfPossible(e);
-        return translated != null ? translated : new RedisSystemException("Redis failed to run a lock script: " + e.getMessage(), e);
+        return ScriptRunner.translated(factory, e);
     }
 
     private UnifiedJedis client() {

@@ -19,7 +19,6 @@ import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import org.springframework.dao.DataAccessException;
-import org.springframework.data.redis.RedisSystemException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -80,11 +79,8 @@ final class LettuceScriptCalls {
                 }
                 return replies.await(shared.commands.eval(script, type, keys, args), shared.timeoutMillis, alone);
             }
-        } catch (DataAccessException e) {
-            throw e;
         } catch (RuntimeException e) {
-            DataAccessException translated = factory.translateExceptionIfPossible(e);
-            throw translated != null ? translated : new RedisSystemException("Redis failed to run a lock script: " + e.getMessage(), e);
+            throw ScriptRunner.translated(factory, e);
         } finally {
             replies.done();
         }
@@ -128,11 +124,7 @@ final class LettuceScriptCalls {
     }
 
     private RuntimeException translate(RuntimeException e) {
-        if (e instanceof DataAccessException) {
-            return e;
-        }
-        DataAccessException translated = factory.translateExceptionIfPossible(e);
-        return translated != null ? translated : new RedisSystemException("Redis failed to run a lock script: " + e.getMessage(), e);
+        return ScriptRunner.translated(factory, e);
     }
 
     private Shared shared() {

@@ -360,6 +360,18 @@ final class ScriptRunner {
         throw new IllegalStateException("unexpected reply to a lock script or WAIT: " + result);
     }
 
+    /**
+     * {@code e} as the caller of a script sees it: a {@link DataAccessException} as it is, a driver's exception as
+     * {@code factory}'s own exception translator makes it (as Spring Data Redis's connections do), anything else wrapped.
+     */
+    static RuntimeException translated(RedisConnectionFactory factory, RuntimeException e) {
+        if (e instanceof DataAccessException) {
+            return e;
+        }
+        DataAccessException translated = factory.translateExceptionIfPossible(e);
+        return translated != null ? translated : new RedisSystemException("Redis failed to run a lock script: " + e.getMessage(), e);
+    }
+
     static boolean isNoScript(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t.getMessage() != null && t.getMessage().contains("NOSCRIPT")) {

@@ -5,14 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import io.github.redislock.test.Intervals;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.Test;
@@ -60,34 +54,7 @@ class LettuceScriptCallsTest {
     @Test
     void scriptsFlushedWhileLockingAreLoadedAgain() throws Exception {
         RedisLockTemplate locks = clients.lockTemplate(clients.lettuceRedisTemplate(Duration.ofSeconds(5), true));
-        ExecutorService pool = Executors.newFixedThreadPool(4);
-        try {
-            List<Future<Integer>> workers = new ArrayList<>();
-            for (int t = 0; t < 4; t++) {
-                String key = "flushed:" + t;
-                workers.add(pool.submit(() -> {
-                    int cycles = 0;
-                    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
-                    while (System.nanoTime() < end) {
-                        try (LockHandle handle = locks.acquire(key, LockOptions.tryOnce())) {
-                            assertThat(handle.isHeld()).isTrue();
-                        }
-                        cycles++;
-                    }
-                    return cycles;
-                }));
-            }
-            for (int i = 0; i < 5; i++) {
-                Thread.sleep(200);
-                server.command("SCRIPT", "FLUSH");
-            }
-            for (Future<Integer> worker : workers) {
-                assertThat(worker.get(30, TimeUnit.SECONDS)).isPositive();
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        assertThat(server.command("SCRIPT", "EXISTS", LockScripts.ACQUIRE.getSha1())).isEqualTo("1");
+        ScriptCallChecks.lockWhileScriptsAreFlushed(locks, server);
         assertThat(redis.keys("redis-lock:{flushed:*}")).isEmpty();
     }
 
@@ -135,30 +102,6 @@ class LettuceScriptCallsTest {
         RedisLockTemplate first = clients.lockTemplate(lettuce);
         RedisLockTemplate second = clients.lockTemplate(clients.lettuceRedisTemplate(Duration.ofSeconds(5),
                 ((LettuceConnectionFactory) lettuce.getRequiredConnectionFactory()).getShareNativeConnection()));
-        List<long[]> sections = java.util.Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(4);
-        try {
-            List<Future<?>> workers = new ArrayList<>();
-            for (int t = 0; t < 4; t++) {
-                RedisLockTemplate locks = t % 2 == 0 ? first : second;
-                workers.add(pool.submit(() -> {
-                    for (int i = 0; i < 25; i++) {
-                        try (LockHandle handle = locks.acquire("shared", LockOptions.waitFor(Duration.ofSeconds(20)))) {
-                            long enter = System.nanoTime();
-                            Thread.sleep(1);
-                            sections.add(new long[] {enter, System.nanoTime()});
-                        }
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> worker : workers) {
-                worker.get(60, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        assertThat(sections).hasSize(100);
-        assertThat(Intervals.maxConcurrency(sections, section -> section[0], section -> section[1])).isEqualTo(1);
+        ScriptCallChecks.assertTwoClientsExclude(first, second);
     }
 }

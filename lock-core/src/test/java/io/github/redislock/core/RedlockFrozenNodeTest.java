@@ -164,7 +164,7 @@ class RedlockFrozenNodeTest {
      * lock), or in its create() without making the connection itself (makeObject): spinning until another thread's
      * connection is made.
      */
-    private static boolean waitsForPooledConnection(ThreadInfo info) {
+    static boolean waitsForPooledConnection(ThreadInfo info) {
         boolean awaiting = false;
         for (StackTraceElement frame : info.getStackTrace()) { // innermost first
             if (frame.getMethodName().equals("makeObject")) {

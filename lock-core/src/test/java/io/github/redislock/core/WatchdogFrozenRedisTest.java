@@ -68,7 +68,7 @@ class WatchdogFrozenRedisTest {
                     if (info.getThreadName().startsWith("redis-lock-renewal-")
                             && info.getThreadState() != Thread.State.TIMED_WAITING) { // an idle pool thread waits timed
                         renewing++;
-                        if (waitsForPooledConnection(info)) {
+                        if (RedlockFrozenNodeTest.waitsForPooledConnection(info)) {
                             waiting++;
                         }
                     }
@@ -108,24 +108,5 @@ class WatchdogFrozenRedisTest {
         } finally {
             acquirers.shutdown();
         }
-    }
-
-    /**
-     * Waiting in the pool's borrow for a connection to come back (on the idle queue's condition, not merely for its
-     * lock), or in its create() without making the connection itself (makeObject): spinning until another thread's
-     * connection is made.
-     */
-    private static boolean waitsForPooledConnection(ThreadInfo info) {
-        boolean awaiting = false;
-        for (StackTraceElement frame : info.getStackTrace()) { // innermost first
-            if (frame.getMethodName().equals("makeObject")) {
-                return false;
-            }
-            if (frame.getClassName().equals("org.apache.commons.pool2.impl.GenericObjectPool")) {
-                return frame.getMethodName().equals("create") || frame.getMethodName().equals("borrowObject") && awaiting;
-            }
-            awaiting |= frame.getClassName().endsWith("$ConditionObject");
-        }
-        return false;
     }
 }
