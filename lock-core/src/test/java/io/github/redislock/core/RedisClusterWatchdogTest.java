@@ -12,6 +12,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
@@ -170,24 +172,55 @@ class RedisClusterWatchdogTest {
     /**
      * A held lock's hash slot moves to another master (a resharding: CLUSTER SETSLOT and MIGRATE) while the watchdog
      * still sends that slot's renewals with the old master's: the call redirected (MOVED) is sent again alone, routed
-     * by the driver, and every lock stays held.
+     * by the driver, the moved lock is renewed on its new master, and every lock stays held for three leases after.
+     * <p>
+     * With a 1 s lease a renewal (sent a quarter to a third of a lease after the last) had to be answered within about
+     * 650 ms, through the test's 300 acquisitions, GETs and releases on the same connections, on a loaded 2-core
+     * machine, and the moved lock was the very first one taken, its lease counting while the new template connected,
+     * loaded its scripts and looked up the Cluster's topology: a stall anywhere cost a lock with no fault in the
+     * watchdog. So a lock is taken and renewed once first, the lease is {@link #MANY_LEASE}, and that the moved lock is
+     * renewed after the move is asserted on its own (an unrenewed one would also be lost, and gone from Redis, within
+     * the three leases).
      */
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"jedis", "lettuce"})
     void aLockWhoseSlotMovesToAnotherMasterStaysHeld(String driver) throws Exception {
         try (RedisClients clients = new RedisClients(cluster)) {
             StringRedisTemplate redis = driver.equals("jedis") ? clients.redisTemplate() : clients.lettuceRedisTemplate();
+            Duration lease = MANY_LEASE;
             RedisLockTemplate many = clients.lockTemplate(new RedisLockTemplate(redis,
-                    RedisLockConfig.defaults().withWatchdogLease(LEASE)));
+                    RedisLockConfig.defaults().withWatchdogLease(lease)));
             Set<String> lost = ConcurrentHashMap.newKeySet();
             many.addLockLostListener((lock, reason) -> lost.add(lock.key()));
+            String moved = "moving:0";
+            AtomicBoolean slotMoved = new AtomicBoolean();
+            AtomicInteger renewedAfterMove = new AtomicInteger();
+            many.addObserver(new LockObserver() {
+                @Override
+                public void renewal(LockEvent lock, RenewalOutcome outcome) {
+                    if (slotMoved.get() && lock.key().equals(moved) && outcome == RenewalOutcome.RENEWED) {
+                        renewedAfterMove.incrementAndGet();
+                    }
+                }
+            });
+            // connect, load the scripts and let the watchdog learn the Cluster's topology with a lock of its own, as
+            // the frozen-master test does: the first acquisition and renewal cost no lock of the test's
             redis.hasKey("warm-up");
+            try {
+                many.acquire("warm-up", LockOptions.tryOnce()).release();
+            } catch (LockLostException e) { // the first call took longer than a lease
+            }
+            LockHandle warmUp = many.acquire("warm-up", LockOptions.tryOnce());
+            Thread.sleep(lease.toMillis() / 2);
+            assertThat(warmUp.isHeld()).as("a lock held across its first renewal").isTrue();
+            warmUp.release();
+            lost.clear();
             List<LockHandle> handles = new ArrayList<>();
             for (int i = 0; i < 300; i++) {
                 handles.add(many.acquire("moving:" + i, LockOptions.tryOnce()));
             }
-            Thread.sleep(LEASE.toMillis()); // renewed by master at least twice
-            String moved = handles.get(0).key();
+            Thread.sleep(lease.toMillis()); // renewed by master at least twice
+            assertThat(lost).as("locks lost before the slot moved").isEmpty();
             int slot = ClusterSlotHashUtil.calculateSlot(lockKey(moved));
             RedisServerProcess from = masterOfSlot().get(slot);
             RedisServerProcess to = cluster.masters().stream().filter(m -> m != from).findFirst().orElseThrow();
@@ -207,8 +240,12 @@ class RedisClusterWatchdogTest {
                 master.command("CLUSTER", "SETSLOT", Integer.toString(slot), "NODE", toId);
             }
 
-            Thread.sleep(3 * LEASE.toMillis());
+            slotMoved.set(true);
+
+            Thread.sleep(3 * lease.toMillis());
             assertThat(lost).as("locks reported lost after a slot moved").isEmpty();
+            assertThat(renewedAfterMove).as("renewals of '%s' since its slot moved, in three leases", moved)
+                    .hasValueGreaterThanOrEqualTo(3);
             assertHeld(handles, lost, redis, many.clientId(), "after the slot of '" + moved + "' moved");
             assertThat(to.command("GET", lockKey(moved))).as("the moved lock, on its new master")
                     .startsWith(many.clientId());
