@@ -21,19 +21,24 @@ import io.github.redislock.core.RedisLockTemplate;
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * "Many locks, frozen node": thousands of watchdog-renewed locks on distinct keys, spread over a fresh 3-master Redis
- * Cluster, held by one client (Jedis). One master is frozen (SIGSTOP) for a lease and a half, then resumed (SIGCONT),
+ * Cluster, held by one client (Jedis, pooled; and Lettuce, Spring Boot's default: one shared connection). One master is frozen (SIGSTOP) for a lease and a half, then resumed (SIGCONT),
  * and the locks are held a lease more. Every lock on the two healthy masters must still be held, in the client
  * ({@code isHeld()}, never reported lost) and in Redis (the key still ours); the locks on the frozen master must be
  * reported lost. It also runs without a freeze, at a larger count, where no lock may be lost. The worst renewal
  * lateness is how long past its due time (a third of the lease after the last renewal) a healthy lock's renewal
- * was still not done, sampled every {@value #SAMPLE_MILLIS} ms.
+ * was still not done, sampled every {@value #SAMPLE_MILLIS} ms. The client's CPU is this JVM's from the freeze to the
+ * end of the hold: renewal threads that spin on a frozen master (waiting for a pooled connection, say) show there.
  */
 final class ManyLocksFrozenNode {
 
@@ -53,7 +58,7 @@ final class ManyLocksFrozenNode {
     /** One run: how many locks, how many on the healthy masters were lost, and how late renewals got. */
     record Outcome(String scenario, int locks, long leaseMillis, boolean frozen, int onHealthy, int onFrozen, int healthyNotHeld,
             int healthyReportedLost, int healthyGoneFromRedis, int frozenStillHeld, int frozenReportedLost,
-            long worstLatenessMillis, long acquireMillis, List<String> errors) {
+            long worstLatenessMillis, long acquireMillis, long clientCpuMillis, List<String> errors) {
 
         /** Any lock on a healthy master lost, or a lock on the frozen one still held, fails the scenario. */
         List<String> failures() {
@@ -73,44 +78,57 @@ final class ManyLocksFrozenNode {
     /** The full run's scenarios whose name contains {@code only}. */
     static List<Outcome> all(String only) {
         List<Outcome> outcomes = new ArrayList<>();
-        for (int locks : new int[] {2_000, 10_000}) {
-            String name = "Many locks, frozen node: " + String.format(Locale.ROOT, "%,d", locks)
-                    + " locks on a 3-master Cluster, one master frozen";
-            if (name.contains(only)) {
-                System.out.println("scenario: " + name);
-                outcomes.add(scenario(name, locks, true));
+        for (boolean lettuce : new boolean[] {false, true}) {
+            for (int locks : new int[] {2_000, 10_000}) {
+                String name = "Many locks, frozen node: " + String.format(Locale.ROOT, "%,d", locks)
+                        + " locks on a 3-master Cluster, one master frozen" + (lettuce ? ", Lettuce" : "");
+                if (name.contains(only)) {
+                    System.out.println("scenario: " + name);
+                    outcomes.add(scenario(name, locks, true, lettuce));
+                }
             }
         }
         String name = "Many locks, no fault: 20,000 locks on a 3-master Cluster";
         if (name.contains(only)) {
             System.out.println("scenario: " + name);
-            outcomes.add(scenario(name, 20_000, false));
+            outcomes.add(scenario(name, 20_000, false, false));
         }
         return outcomes;
     }
 
-    static Outcome scenario(String name, int count, boolean freeze) {
+    static Outcome scenario(String name, int count, boolean freeze, boolean lettuce) {
         List<String> errors = new ArrayList<>();
         try (RedisClusterProcesses cluster = RedisClusterProcesses.start(3)) {
             cluster.masters().forEach(m -> m.command("CONFIG", "SET", "cluster-require-full-coverage", "no"));
-            JedisClientConfiguration client = JedisClientConfiguration.builder().connectTimeout(Duration.ofSeconds(2))
-                    .readTimeout(Duration.ofSeconds(2)).usePooling().build();
-            JedisConnectionFactory factory = new JedisConnectionFactory(new RedisClusterConfiguration(cluster.nodes()),
-                    client);
-            factory.getPoolConfig().setMaxTotal(64);
-            factory.afterPropertiesSet();
-            factory.start();
+            RedisClusterConfiguration nodes = new RedisClusterConfiguration(cluster.nodes());
+            RedisConnectionFactory factory;
+            if (lettuce) {
+                // as Spring Boot sets Lettuce up: one shared native connection (per node, on a Cluster), no pool
+                LettuceConnectionFactory shared = new LettuceConnectionFactory(nodes, LettuceClientConfiguration.builder()
+                        .commandTimeout(Duration.ofSeconds(2)).build());
+                shared.afterPropertiesSet();
+                shared.start();
+                factory = shared;
+            } else {
+                JedisClientConfiguration client = JedisClientConfiguration.builder().connectTimeout(Duration.ofSeconds(2))
+                        .readTimeout(Duration.ofSeconds(2)).usePooling().build();
+                JedisConnectionFactory pooled = new JedisConnectionFactory(nodes, client);
+                pooled.getPoolConfig().setMaxTotal(64);
+                pooled.afterPropertiesSet();
+                pooled.start();
+                factory = pooled;
+            }
             StringRedisTemplate redis = new StringRedisTemplate(factory);
             try (RedisLockTemplate locks = new RedisLockTemplate(redis,
                     RedisLockConfig.defaults().withWatchdogLease(lease(count)))) {
                 return run(name, count, freeze, cluster, redis, locks, errors);
             } finally {
                 cluster.masters().forEach(RedisServerProcess::resume);
-                factory.destroy();
+                ((DisposableBean) factory).destroy();
             }
         } catch (Exception e) {
             errors.add(name + ": " + e);
-            return new Outcome(name, count, lease(count).toMillis(), freeze, 0, 0, 0, 0, 0, 0, 0, 0, 0, errors);
+            return new Outcome(name, count, lease(count).toMillis(), freeze, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, errors);
         }
     }
 
@@ -174,6 +192,7 @@ final class ManyLocksFrozenNode {
         }, "many-locks-sampler");
         sampler.setDaemon(true);
         sampler.start();
+        long cpuAtFreeze = processCpuNanos();
         try {
             if (freeze) {
                 frozen.pause();
@@ -190,6 +209,7 @@ final class ManyLocksFrozenNode {
             sampler.interrupt();
             sampler.join();
         }
+        long clientCpuMillis = TimeUnit.NANOSECONDS.toMillis(processCpuNanos() - cpuAtFreeze);
 
         int notHeld = 0;
         int reported = 0;
@@ -216,9 +236,15 @@ final class ManyLocksFrozenNode {
             }
         }
         Outcome outcome = new Outcome(name, count, lease.toMillis(), freeze, healthy.size(), onFrozen.size(), notHeld, reported, gone,
-                frozenHeld, frozenReported, worstLateness.get(), acquireMillis, errors);
+                frozenHeld, frozenReported, worstLateness.get(), acquireMillis, clientCpuMillis, errors);
         System.out.println(report(List.of(outcome)));
         return outcome;
+    }
+
+    /** The CPU time this JVM has used so far. */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     private static String lockKey(String key) {
@@ -249,7 +275,7 @@ final class ManyLocksFrozenNode {
 
     static String report(List<Outcome> outcomes) {
         StringBuilder md = new StringBuilder("\n## Many locks, frozen node (Redis Cluster)\n\n");
-        md.append("One client (Jedis) holds thousands of locks on distinct keys, spread over a fresh 3-master Cluster, with ")
+        md.append("One client (Jedis, pooled; or Lettuce, one shared connection) holds thousands of locks on distinct keys, spread over a fresh 3-master Cluster, with ")
                 .append("a watchdog lease of ").append(LEASE.toMillis()).append(" ms for up to ")
                 .append(String.format(Locale.ROOT, "%,d", LOCKS_PER_LEASE_SECOND)).append(" locks and a second more per ")
                 .append(String.format(Locale.ROOT, "%,d", LOCKS_PER_LEASE_SECOND)).append(" more (renewed every third of ")
@@ -258,15 +284,17 @@ final class ManyLocksFrozenNode {
                 .append("`isHeld()` is false, the lock-lost listener was told, or Redis no longer has it as the client's; ")
                 .append("the locks on the frozen master must be reported lost. Worst renewal lateness: how long past its ")
                 .append("due time a healthy lock's renewal was still not done (sampled every ").append(SAMPLE_MILLIS)
-                .append(" ms; up to a tick, a sixth of the lease, is the watchdog's rhythm).\n\n");
+                .append(" ms; up to a tick, a sixth of the lease, is the watchdog's rhythm). Client CPU: this JVM's, from the ")
+                .append("freeze to the end of the hold (two and a half leases), the sampler's included.\n\n");
         md.append("| scenario | locks | lease ms | on healthy masters | healthy lost (not held / reported / gone from Redis) "
-                + "| on the frozen master | frozen reported lost / still held | worst renewal lateness ms | acquired in ms |\n");
-        md.append("| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: |\n");
+                + "| on the frozen master | frozen reported lost / still held | worst renewal lateness ms | acquired in ms "
+                + "| client CPU ms |\n");
+        md.append("| --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: |\n");
         for (Outcome o : outcomes) {
-            md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,d | %d / %d / %d | %,d | %s | %d | %,d |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %,d | %,d | %,d | %d / %d / %d | %,d | %s | %d | %,d | %,d |%n",
                     o.scenario(), o.locks(), o.leaseMillis(), o.onHealthy(), o.healthyNotHeld(), o.healthyReportedLost(), o.healthyGoneFromRedis(),
                     o.onFrozen(), o.frozen() ? o.frozenReportedLost() + " / " + o.frozenStillHeld() : "–",
-                    o.worstLatenessMillis(), o.acquireMillis()));
+                    o.worstLatenessMillis(), o.acquireMillis(), o.clientCpuMillis()));
         }
         return md.toString();
     }
