@@ -637,6 +637,8 @@ public final class LockBenchmark {
         }
         if (!fair) {
             results.add("S3 ops/s (4 JVMs x 4 threads, one key)", name, total / seconds);
+            results.add("S3 Redis script calls per operation (4 JVMs x 4 threads, one key)", name,
+                    total == 0 ? 0 : scripts / (double) total);
             return;
         }
         results.add("S7 fair ops/s (4 JVMs x 4 threads, one key)", name, total / seconds);
