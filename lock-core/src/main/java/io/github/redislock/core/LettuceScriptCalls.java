@@ -195,7 +195,13 @@ final class LettuceScriptCalls {
      *     {@link #LOAD_SAMPLE_NANOS} (50 ms) while lone calls come, is compared with {@code (processors - 1) /
      *     processors}. With 4 JVMs on one key on 2 cores (the benchmark's S3 across JVMs on Lettuce), runs taken in
      *     turn gave about 1,300 hand-overs a second spinning, 1,800 to 2,200 with this check; S1 kept spinning;</li>
-     *     <li>not on a virtual thread, whose carrier would be kept from other virtual threads.</li>
+     *     <li>not on a virtual thread, whose carrier would be kept from other virtual threads;</li>
+     *     <li>spinning paid lately: lone calls that spun got their replies no later than lone calls that parked
+     *     (moving averages over about the last {@link #AVERAGE_OVER} calls of each kind). While it pays, every
+     *     {@link #PROBE_EVERY}th lone call parks to keep the parked figure current; while it does not, every
+     *     {@link #PROBE_EVERY}th spins. Whether it pays changes with the machine: on this project's 2-core benchmark
+     *     machine one day the spin took S1 on Lettuce to 0.61x its parked floor, another day to 1.3-1.4x it, where
+     *     runs taken in turn with this check gave 1.06x and half the calling thread's CPU.</li>
      * </ul>
      * The spin yields the processor on every turn ({@link Thread#yield()}): a thread that needs it (Lettuce's event
      * loop, a Redis server on the same host, the lock calls of other JVMs) runs first, and only a processor with
@@ -231,6 +237,12 @@ final class LettuceScriptCalls {
         /** Spins that saw their reply add one, spins that ran out take two; at zero the caller parks at once. */
         private volatile int credit = MAX_CREDIT;
         private volatile int parkedCalls;
+        /** Lone calls that could spin, counted for the comparison probes ({@link #spinsThisTime()}). */
+        private volatile int loneCalls;
+        /** How long lone calls lately waited for their reply, spinning and parked (moving averages, ns; 0: none yet). */
+        private volatile long spunNanos;
+        private volatile long parkedNanos;
+        private static final int AVERAGE_OVER = 8;
 
         ReplyWait(long spinNanos) {
             this(spinNanos, Runtime.getRuntime().availableProcessors());
@@ -258,15 +270,57 @@ final class LettuceScriptCalls {
         }
 
         <T> T await(RedisFuture<T> reply, long timeoutMillis, boolean alone) {
-            if (alone && shouldSpin()) {
-                long deadline = System.nanoTime() + spinNanos;
+            if (!alone) {
+                return LettuceFutures.awaitOrCancel(reply, timeoutMillis, TimeUnit.MILLISECONDS);
+            }
+            long start = System.nanoTime();
+            boolean spin = shouldSpin();
+            if (spin && credit > 0) {
+                spin = spinsThisTime();
+            }
+            if (spin) {
+                long deadline = start + spinNanos;
                 while (!reply.isDone() && System.nanoTime() - deadline < 0) {
                     Thread.yield();
                 }
                 // racy updates only blur the heuristic
                 credit = reply.isDone() ? Math.min(MAX_CREDIT, credit + 1) : Math.max(0, credit - 2);
             }
-            return LettuceFutures.awaitOrCancel(reply, timeoutMillis, TimeUnit.MILLISECONDS);
+            try {
+                return LettuceFutures.awaitOrCancel(reply, timeoutMillis, TimeUnit.MILLISECONDS);
+            } finally {
+                long took = System.nanoTime() - start;
+                if (spin) {
+                    spunNanos = average(spunNanos, took);
+                } else {
+                    parkedNanos = average(parkedNanos, took);
+                }
+            }
+        }
+
+        /**
+         * Whether a lone call that may spin does: while spinning paid lately (its replies came no later than parked
+         * calls' did), every {@link #PROBE_EVERY}th such call parks, to keep the parked figure current; while it did
+         * not, only every {@link #PROBE_EVERY}th spins.
+         */
+        private boolean spinsThisTime() {
+            int call = loneCalls + 1;
+            loneCalls = call;
+            boolean probe = call % PROBE_EVERY == 0;
+            return spinPays() != probe;
+        }
+
+        /** Whether spun calls lately got their replies no later than parked ones (yes while either is not known). */
+        boolean spinPays() {
+            long spun = spunNanos;
+            long parked = parkedNanos;
+            return spun == 0 || parked == 0 || spun <= parked;
+        }
+
+        /** A moving average over about the last {@link #AVERAGE_OVER} calls of its kind; 0 is "not known yet". */
+        private static long average(long average, long took) {
+            long sample = Math.max(1, took);
+            return average == 0 ? sample : Math.max(1, average + (sample - average) / AVERAGE_OVER);
         }
 
         private boolean shouldSpin() {

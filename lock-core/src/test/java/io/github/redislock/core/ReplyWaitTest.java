@@ -114,6 +114,21 @@ class ReplyWaitTest {
     }
 
     @Test
+    void whileParkedCallsGetTheirRepliesSoonerThanSpinningOnesLoneCallsPark() {
+        call(LATE, true); // spun and ran out: spinning looks slow
+        for (int i = 2; i < LettuceScriptCalls.ReplyWait.PROBE_EVERY; i++) {
+            call(QUICK, true); // spun: no parked call to compare with yet
+        }
+        assertThat(wait.spinPays()).isTrue();
+        call(QUICK, true); // the PROBE_EVERY-th parks, and its reply comes sooner than the spun calls' did on average
+        assertThat(wait.spinPays()).isFalse();
+
+        int credit = wait.credit();
+        call(LATE, true);
+        assertThat(wait.credit()).as("parked: no spin ran out").isEqualTo(credit);
+    }
+
+    @Test
     void callsInFlightAreCounted() {
         assertThat(wait.sending()).isTrue();
         assertThat(wait.sending()).isFalse();
