@@ -79,7 +79,9 @@ abstract class DistributedLockTopologyContract {
 
         @DistributedLock(key = "'printers:' + #name", permits = 3, waitTime = "30s")
         public void print(String name, List<Section> into, @FencingToken long token) throws InterruptedException {
-            record(into, token, false, 5);
+            // long enough that three calls overlap even when a permit takes a few ms to pass on (Lettuce, a busy
+            // machine): with 5 ms, a clean-clone run once saw at most 2 at once
+            record(into, token, false, 40);
         }
 
         private static void record(List<Section> into, long token, boolean exclusive, long millis) throws InterruptedException {
