@@ -6,7 +6,7 @@ import java.util.Locale;
 /** A grouped bar chart of the run's medians, as SVG: one group per scenario, one bar per library. */
 final class Chart {
 
-    private static final String[] COLOURS = {"#2e7d32", "#81c784", "#c62828", "#1565c0", "#9e9e9e"};
+    private static final String[] COLOURS = {"#2e7d32", "#81c784", "#c62828", "#1565c0", "#9e9e9e", "#90caf9", "#e0e0e0"};
     private static final List<String[]> PANELS = List.of(
             new String[] {"S1 ops/s", "uncontended lock+unlock, ops/s"},
             new String[] {"S2 ops/s (16 threads, distinct keys)", "16 threads, distinct keys, ops/s"},
@@ -51,7 +51,7 @@ final class Chart {
         }
         for (int c = 0; c < Contender.NAMES.length; c++) {
             svg.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-                    + "<text x=\"%d\" y=\"%d\">%s</text>%n", 30 + c * 150, height - 30, COLOURS[c], 46 + c * 150, height - 20,
+                    + "<text x=\"%d\" y=\"%d\">%s</text>%n", 30 + c * 140, height - 30, COLOURS[c], 46 + c * 140, height - 20,
                     Contender.NAMES[c]));
         }
         svg.append("</svg>\n");

@@ -28,8 +28,15 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
  */
 abstract class Contender implements AutoCloseable {
 
-    /** Our template on Jedis (the starter's driver), then on Lettuce (Spring Boot's default driver), then the peers. */
-    static final String[] NAMES = {"redis-lock", "redis-lock-lettuce", "redisson", "si-pubsub", "si-spin"};
+    /**
+     * Our template on Jedis (the starter's driver), then on Lettuce (Spring Boot's default driver), then the peers:
+     * Redisson on its own client, Spring Integration's registry on Jedis and, suffixed {@value #ON_LETTUCE}, on Lettuce.
+     */
+    static final String[] NAMES = {"redis-lock", "redis-lock-lettuce", "redisson", "si-pubsub", "si-spin",
+            "si-pubsub-lettuce", "si-spin-lettuce"};
+
+    /** The suffix of a contender that runs on Lettuce rather than Jedis. */
+    static final String ON_LETTUCE = "-lettuce";
 
     final String name;
 
@@ -70,8 +77,10 @@ abstract class Contender implements AutoCloseable {
             case "redis-lock" -> new Ours(name, jedis(port));
             case "redis-lock-lettuce" -> new Ours(name, lettuce(port));
             case "redisson" -> new RedissonContender(port);
-            case "si-pubsub" -> new SpringIntegration(name, port, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
-            case "si-spin" -> new SpringIntegration(name, port, RedisLockRegistry.RedisLockType.SPIN_LOCK);
+            case "si-pubsub" -> new SpringIntegration(name, jedis(port), RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+            case "si-spin" -> new SpringIntegration(name, jedis(port), RedisLockRegistry.RedisLockType.SPIN_LOCK);
+            case "si-pubsub-lettuce" -> new SpringIntegration(name, lettuce(port), RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+            case "si-spin-lettuce" -> new SpringIntegration(name, lettuce(port), RedisLockRegistry.RedisLockType.SPIN_LOCK);
             default -> throw new IllegalArgumentException("unknown contender " + name);
         };
     }
@@ -242,12 +251,13 @@ abstract class Contender implements AutoCloseable {
     }
 
     static final class SpringIntegration extends Contender {
-        private final JedisConnectionFactory factory;
+        private final DisposableBean factory;
         private final RedisLockRegistry registry;
 
-        SpringIntegration(String name, int port, RedisLockRegistry.RedisLockType type) {
+        <F extends RedisConnectionFactory & DisposableBean> SpringIntegration(String name, F factory,
+                RedisLockRegistry.RedisLockType type) {
             super(name);
-            factory = jedis(port);
+            this.factory = factory;
             registry = new RedisLockRegistry(factory, "si-" + name, Duration.ofSeconds(30).toMillis());
             registry.setRedisLockType(type);
         }
@@ -258,7 +268,7 @@ abstract class Contender implements AutoCloseable {
         }
 
         @Override
-        public void close() {
+        public void close() throws Exception {
             registry.destroy();
             factory.destroy();
         }

@@ -57,8 +57,19 @@ public final class LockBenchmark {
     static final String OURS = "redis-lock";
     /** Our template on Lettuce, Spring Boot's default driver: a row of its own in every scenario. */
     static final String OURS_LETTUCE = "redis-lock-lettuce";
-    /** The other libraries, each on its own client. */
+    /**
+     * The other libraries, each on its own client: a column each. Spring Integration's registry runs on the driver of
+     * the row it is compared with ({@link #peer}); Redisson has its own client.
+     */
     static final List<String> PEERS = List.of("redisson", "si-pubsub", "si-spin");
+
+    /**
+     * The contender whose figures stand in {@code peer}'s column of {@code ours}'s row: the same library on the same
+     * driver, where it can run on ours ({@code si-spin} beside our Lettuce row is {@code si-spin-lettuce}).
+     */
+    static String peer(String peer, String ours) {
+        return ours.equals(OURS_LETTUCE) && peer.startsWith("si-") ? peer + Contender.ON_LETTUCE : peer;
+    }
 
     private final int port;
     /** How long a worker JVM of S3 across JVMs or S7 may take to start and warm up (its warm-up stops at 20 s). */
@@ -140,7 +151,7 @@ public final class LockBenchmark {
                         hotKeyOneJvm(one);
                     }
                     if (runs("S4")) {
-                        handOff(one, two, name.equals("si-spin") ? 20 : 200, false);
+                        handOff(one, two, name.startsWith("si-spin") ? 20 : 200, false);
                     }
                     if (family && runs("S4")) {
                         handOff(one, two, 200, true);
@@ -950,7 +961,9 @@ public final class LockBenchmark {
                 .append(" `RLock` (S7: `RFairLock`, S8: `RReadWriteLock`, S9: `RPermitExpirableSemaphore`); Spring Integration ")
                 .append("`RedisLockRegistry` with PUB_SUB_LOCK (si-pubsub) and SPIN_LOCK (si-spin), which has no fair, read/write or ")
                 .append("semaphore type (\"–\" in S7 to S9). Ours runs on Jedis (the starter's driver, pooled) and on ")
-                .append("Lettuce (Spring Boot's default: one shared connection), a row each. ")
+                .append("Lettuce (Spring Boot's default: one shared connection), a row each; Spring Integration's registry ")
+                .append("runs on the row's driver too (on Lettuce it is si-pubsub-lettuce and si-spin-lettuce in the chart), ")
+                .append("so each row compares libraries on one driver. Redisson always runs on its own Netty client. ")
                 .append("Every lock is used through `java.util.concurrent.locks.Lock` or `ReadWriteLock`, each library on its own client.\n\n");
         md.append("![benchmarks](benchmarks.svg)\n\n");
         md.append("Held locks at scale (S10: 1,000 to 100,000 locks held at once with the watchdog, on one Redis and on a ")
@@ -1089,10 +1102,10 @@ public final class LockBenchmark {
                 md.append("| ").append(metric).append(" | ").append(ours.equals(OURS) ? "Jedis" : "Lettuce").append(" | ")
                         .append(format(value)).append(" |");
                 for (String peer : PEERS) {
-                    md.append(' ').append(format(results.median(metric, peer))).append(" |");
+                    md.append(' ').append(format(results.median(metric, peer(peer, ours)))).append(" |");
                 }
                 for (String peer : PEERS) {
-                    md.append(' ').append(ratio(value, results.median(metric, peer))).append(" |");
+                    md.append(' ').append(ratio(value, results.median(metric, peer(peer, ours)))).append(" |");
                 }
                 md.append('\n');
             }

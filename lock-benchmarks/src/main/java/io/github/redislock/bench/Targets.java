@@ -55,9 +55,10 @@ final class Targets {
 
     /** The targets of issue 25 (performance at scale) that this benchmark measures; S10's are in benchmarks-scale.md. */
     private static void performanceAtScale(StringBuilder sb, LockBenchmark.Results r) {
-        String[] peers = LockBenchmark.PEERS.toArray(String[]::new);
         for (String driver : new String[] {LockBenchmark.OURS, LockBenchmark.OURS_LETTUCE}) {
             String on = driver.equals(LockBenchmark.OURS) ? " (Jedis)" : " (Lettuce)";
+            // the peers on the same driver: a Lettuce user compares libraries on Lettuce
+            String[] peers = LockBenchmark.PEERS.stream().map(peer -> LockBenchmark.peer(peer, driver)).toArray(String[]::new);
             bestPeerRow(sb, r, driver, "S1 calling thread's CPU µs per lock+unlock", peers, false,
                     "S1 calling thread's CPU per lock+unlock at or below the leanest peer's" + on);
             bestPeerRow(sb, r, driver, "S1 calling thread's heap bytes allocated per lock+unlock", peers, false,

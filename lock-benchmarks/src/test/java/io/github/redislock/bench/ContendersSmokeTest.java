@@ -63,6 +63,13 @@ class ContendersSmokeTest {
             assertThat(Targets.evaluate(results)).contains("S1 ops/s at least 1.3× Redisson's (Jedis) | 2.00× redisson | yes")
                     .contains("S7 fair hot key at least 5× Redisson's fair lock | 4.00× redisson | **no**")
                     .contains("S8 read-mostly at least 2× Redisson's | not measured");
+            // Spring Integration's registry stands beside each row of ours on that row's driver
+            results.add("S1 ops/s", "si-spin", 200);
+            results.add("S1 ops/s", "si-spin-lettuce", 60);
+            assertThat(LockBenchmark.table(results)).contains("| S1 ops/s | Jedis | 100 | 50.00 | – | 200 | 2.00× | – | 0.50× |")
+                    .contains("| S1 ops/s | Lettuce | 75.00 | 50.00 | – | 60.00 | 1.50× | – | 1.25× |");
+            assertThat(Targets.evaluate(results)).contains("S1 ops/s ahead of every peer (Jedis) | 0.50× si-spin | **no**")
+                    .contains("S1 ops/s ahead of every peer (Lettuce) | 1.25× si-spin-lettuce | yes");
         }
     }
 }

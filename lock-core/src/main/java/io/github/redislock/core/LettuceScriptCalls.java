@@ -192,8 +192,10 @@ final class LettuceScriptCalls {
      *     <li>the other processes of the machine leave this JVM a processor: a spin keeps a processor that would idle
      *     busy, and on a machine whose processors are all in use it takes one from the others (other JVMs locking
      *     the same key, Redis itself). The machine's recent CPU load less this process's, sampled at most every
-     *     {@link #LOAD_SAMPLE_NANOS} (50 ms) while lone calls come, is compared with {@code (processors - 1) /
-     *     processors}. With 4 JVMs on one key on 2 cores (the benchmark's S3 across JVMs on Lettuce), runs taken in
+     *     {@link #LOAD_SAMPLE_NANOS} (250 ms) while lone calls come, is compared with {@code (processors - 1) /
+     *     processors}. (In a container the JVM reads that load from the cgroup's files, tens of KB of buffers per
+     *     sample on the calling thread: sampled every 50 ms, it was about a seventh of what an uncontended
+     *     lock+unlock allocated on a busy S1.) With 4 JVMs on one key on 2 cores (the benchmark's S3 across JVMs on Lettuce), runs taken in
      *     turn gave about 1,300 hand-overs a second spinning, 1,800 to 2,200 with this check; S1 kept spinning;</li>
      *     <li>not on a virtual thread, whose carrier would be kept from other virtual threads;</li>
      *     <li>spinning paid lately: lone calls that spun got their replies no later than lone calls that parked
@@ -217,7 +219,7 @@ final class LettuceScriptCalls {
 
         static final long SPIN_NANOS = 500_000;
         static final int PROBE_EVERY = 16;
-        static final long LOAD_SAMPLE_NANOS = 50_000_000;
+        static final long LOAD_SAMPLE_NANOS = 250_000_000;
         private static final int MAX_CREDIT = 16;
         private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 
