@@ -124,19 +124,7 @@ class RedisClusterWatchdogTest {
                     RedisLockConfig.defaults().withWatchdogLease(MANY_LEASE)));
             Set<String> lost = ConcurrentHashMap.newKeySet();
             many.addLockLostListener((lock, reason) -> lost.add(lock.key()));
-            // the first acquisition connects (seconds with Lettuce on a loaded machine, and a lease counts from the
-            // request), and the watchdog's first renewal asks which kind of Redis it renews on and the Cluster's
-            // topology: done with one lock before the thousands, so that neither costs any of them
-            redis.hasKey("warm-up");
-            try {
-                many.acquire("warm-up", LockOptions.tryOnce()).release();
-            } catch (LockLostException e) { // the first call took longer than a lease
-            }
-            LockHandle warmUp = many.acquire("warm-up", LockOptions.tryOnce());
-            Thread.sleep(MANY_LEASE.toMillis() / 2);
-            assertThat(warmUp.isHeld()).as("a lock held across its first renewal").isTrue();
-            warmUp.release();
-            lost.clear();
+            warmUp(many, redis, MANY_LEASE, lost);
             Map<Integer, RedisServerProcess> masterOfSlot = masterOfSlot();
             RedisServerProcess frozen = cluster.masters().get(1);
             List<LockHandle> healthy = new ArrayList<>();
@@ -203,18 +191,7 @@ class RedisClusterWatchdogTest {
                     }
                 }
             });
-            // connect, load the scripts and let the watchdog learn the Cluster's topology with a lock of its own, as
-            // the frozen-master test does: the first acquisition and renewal cost no lock of the test's
-            redis.hasKey("warm-up");
-            try {
-                many.acquire("warm-up", LockOptions.tryOnce()).release();
-            } catch (LockLostException e) { // the first call took longer than a lease
-            }
-            LockHandle warmUp = many.acquire("warm-up", LockOptions.tryOnce());
-            Thread.sleep(lease.toMillis() / 2);
-            assertThat(warmUp.isHeld()).as("a lock held across its first renewal").isTrue();
-            warmUp.release();
-            lost.clear();
+            warmUp(many, redis, lease, lost);
             List<LockHandle> handles = new ArrayList<>();
             for (int i = 0; i < 300; i++) {
                 handles.add(many.acquire("moving:" + i, LockOptions.tryOnce()));
@@ -301,5 +278,25 @@ class RedisClusterWatchdogTest {
 
     private RedisServerProcess masterOf(String key) {
         return cluster.masterHolding(key);
+    }
+
+    /**
+     * Takes one lock and holds it across its first renewal before a test's own: the first acquisition connects
+     * (seconds with Lettuce on a loaded machine, and a lease counts from the request), and the watchdog's first
+     * renewal asks which kind of Redis it renews on and the Cluster's topology, so that neither costs a lock of the
+     * test's. Forgets what was reported lost meanwhile.
+     */
+    private static void warmUp(RedisLockTemplate many, StringRedisTemplate redis, Duration lease, Set<String> lost)
+            throws InterruptedException {
+        redis.hasKey("warm-up");
+        try {
+            many.acquire("warm-up", LockOptions.tryOnce()).release();
+        } catch (LockLostException e) { // the first call took longer than a lease
+        }
+        LockHandle warmUp = many.acquire("warm-up", LockOptions.tryOnce());
+        Thread.sleep(lease.toMillis() / 2);
+        assertThat(warmUp.isHeld()).as("a lock held across its first renewal").isTrue();
+        warmUp.release();
+        lost.clear();
     }
 }
