@@ -264,14 +264,20 @@ public final class LockBenchmark {
         long[] micros = new long[samples];
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
                 .getThreadMXBean();
+        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) java.lang.management
+                .ManagementFactory.getOperatingSystemMXBean();
         long cpu = 0;
         long allocated = 0;
+        long processCpu = 0;
+        long processAllocated = 0;
         long elapsed = 0;
         for (int block = 0; block < S1_BLOCKS; block++) {
             for (int i = 0; i < S1_BLOCK_WARM_UP; i++) { // the floor's calls ran meanwhile: back to back again first
                 lock.lock();
                 lock.unlock();
             }
+            Map<Long, Long> allocatedByThread = allocatedByThread(threads);
+            long processCpuStart = os.getProcessCpuTime();
             long cpuStart = threads.getCurrentThreadCpuTime();
             long allocatedStart = threads.getCurrentThreadAllocatedBytes();
             long start = System.nanoTime();
@@ -284,6 +290,10 @@ public final class LockBenchmark {
             elapsed += System.nanoTime() - start;
             cpu += threads.getCurrentThreadCpuTime() - cpuStart;
             allocated += threads.getCurrentThreadAllocatedBytes() - allocatedStart;
+            processCpu += os.getProcessCpuTime() - processCpuStart;
+            for (Map.Entry<Long, Long> thread : allocatedByThread(threads).entrySet()) {
+                processAllocated += thread.getValue() - allocatedByThread.getOrDefault(thread.getKey(), 0L);
+            }
             if (floor != null) {
                 floor.measure(block * perBlock, perBlock);
             }
@@ -294,6 +304,13 @@ public final class LockBenchmark {
         results.add("S1" + variant + " calling thread's CPU µs per lock+unlock", contender.name, cpu / 1000.0 / samples);
         results.add("S1" + variant + " calling thread's heap bytes allocated per lock+unlock", contender.name,
                 allocated / (double) samples);
+        // every thread of the JVM: also what a library hands to other threads (an event loop writing the call and
+        // reading its reply, a thread pool running the unlock) and the garbage collector's work; its JIT compiler too,
+        // which is why the warm-up above runs first
+        results.add("S1" + variant + " CPU µs of every thread of the JVM per lock+unlock", contender.name,
+                processCpu / 1000.0 / samples);
+        results.add("S1" + variant + " heap bytes allocated by every thread of the JVM per lock+unlock", contender.name,
+                processAllocated / (double) samples);
         Arrays.sort(micros);
         results.add("S1" + variant + " ops/s", contender.name, opsPerSecond);
         results.add("S1" + variant + " p50 µs", contender.name, micros[samples / 2] / 1000.0);
@@ -303,6 +320,19 @@ public final class LockBenchmark {
             results.add("S1 floor p50 µs (2 EVALSHA)", contender.name, floor.p50(floor.evalSha));
             results.add("S1 minimal writing lock p50 µs (SET NX PX + GET/DEL scripts)", contender.name, floor.p50(floor.minimal));
         }
+    }
+
+    /** Bytes allocated so far by each live thread of this JVM, by thread id. */
+    private static Map<Long, Long> allocatedByThread(com.sun.management.ThreadMXBean threads) {
+        long[] ids = threads.getAllThreadIds();
+        long[] bytes = threads.getThreadAllocatedBytes(ids);
+        Map<Long, Long> byThread = new java.util.HashMap<>();
+        for (int i = 0; i < ids.length; i++) {
+            if (bytes[i] >= 0) { // -1: the thread ended meanwhile
+                byThread.put(ids[i], bytes[i]);
+            }
+        }
+        return byThread;
     }
 
     /**
@@ -1001,6 +1031,14 @@ public final class LockBenchmark {
                   the reply is on its way, so it stays above a peer that parks; with the spin off (a busy machine),
                   runs on 2026-11-27 put it at 27 to 38 µs, beside 24 to 30 µs for Spring Integration's spin lock
                   measured in turn with it.
+                - **S1 on every thread of the JVM (the "every thread" rows).** The calling thread's rows leave out
+                  what a library hands to other threads: Lettuce's and Redisson's event loops write each call and read
+                  its reply, and Spring Integration's registry runs each unlock's Redis call on a thread pool and waits
+                  for it (a CPU profile of si-spin's S1 on 2026-11-27 showed its calling thread in
+                  `ThreadPoolExecutor.execute` and `CountDownLatch.await` under `unlock`). These rows count the whole
+                  JVM while the lock's blocks run: its process CPU time (which the JVM reads from the OS in 10 ms ticks,
+                  so a few per cent either way over a round's blocks) and the bytes every live thread allocated, the
+                  garbage collector's and JIT compiler's work included.
                 - **S1 on Lettuce.** Lettuce hands each call to its event loop thread to be written and completes the
                   reply there, so a caller that parks on the reply pays a thread wake-up per call on top of the round
                   trip; Spring Data Redis's own two EVALSHA calls (the floor row) do. Ours spins on the reply for up to

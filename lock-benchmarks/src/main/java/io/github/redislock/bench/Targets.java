@@ -63,6 +63,10 @@ final class Targets {
                     "S1 calling thread's CPU per lock+unlock at or below the leanest peer's" + on);
             bestPeerRow(sb, r, driver, "S1 calling thread's heap bytes allocated per lock+unlock", peers, false,
                     "S1 calling thread's heap per lock+unlock at or below the leanest peer's" + on);
+            bestPeerRow(sb, r, driver, "S1 CPU µs of every thread of the JVM per lock+unlock", peers, false,
+                    "(whole JVM) S1 CPU per lock+unlock, every thread, at or below the leanest peer's" + on);
+            bestPeerRow(sb, r, driver, "S1 heap bytes allocated by every thread of the JVM per lock+unlock", peers, false,
+                    "(whole JVM) S1 heap per lock+unlock, every thread, at or below the leanest peer's" + on);
             bestPeerRow(sb, r, driver, "S1 ops/s", peers, true, "S1 ops/s ahead of every peer" + on);
         }
         Double handOff = r.median("S4 hand-off p50 µs", LockBenchmark.OURS);
