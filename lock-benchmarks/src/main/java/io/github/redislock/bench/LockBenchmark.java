@@ -318,6 +318,8 @@ public final class LockBenchmark {
         results.add("S1" + variant + " p99.9 µs", contender.name, micros[samples * 999 / 1000] / 1000.0);
         if (floor != null) {
             results.add("S1 floor p50 µs (2 EVALSHA)", contender.name, floor.p50(floor.evalSha));
+            // what the driver itself costs the JVM for the two calls, whatever the lock adds
+            results.add("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", contender.name, floor.processCpuMicros());
             results.add("S1 minimal writing lock p50 µs (SET NX PX + GET/DEL scripts)", contender.name, floor.p50(floor.minimal));
         }
     }
@@ -347,9 +349,15 @@ public final class LockBenchmark {
         private static final RedisScript<Long> DROP = RedisScript.of(
                 "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", Long.class);
 
+        private static final com.sun.management.OperatingSystemMXBean OS = (com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+
         private final StringRedisTemplate redis;
         private final long[] evalSha;
         private final long[] minimal;
+        /** The JVM's CPU time while the two-EVALSHA samples ran, and how many there were. */
+        private long processCpuNanos;
+        private long processCpuCalls;
 
         Floor(RedisConnectionFactory factory, int samples) {
             redis = new StringRedisTemplate(factory);
@@ -368,18 +376,26 @@ public final class LockBenchmark {
         /** Measures samples {@code from} to {@code from + count} of each, after a few unmeasured calls. */
         void measure(int from, int count) {
             warmUp(S1_BLOCK_WARM_UP / 2);
+            long cpuStart = OS.getProcessCpuTime();
             for (int i = from; i < from + count; i++) {
                 long t = System.nanoTime();
                 redis.execute(ONE, List.of("floor"));
                 redis.execute(ONE, List.of("floor"));
                 evalSha[i] = System.nanoTime() - t;
             }
+            processCpuNanos += OS.getProcessCpuTime() - cpuStart;
+            processCpuCalls += count;
             for (int i = from; i < from + count; i++) {
                 long t = System.nanoTime();
                 redis.execute(TAKE, List.of("floor-lock"), "owner");
                 redis.execute(DROP, List.of("floor-lock"), "owner");
                 minimal[i] = System.nanoTime() - t;
             }
+        }
+
+        /** CPU µs of every thread of the JVM per pair of EVALSHA calls. */
+        double processCpuMicros() {
+            return processCpuNanos / 1000.0 / Math.max(1, processCpuCalls);
         }
 
         double p50(long[] nanos) {
@@ -1063,7 +1079,11 @@ public final class LockBenchmark {
                   On Lettuce every script call is written by the connection's event loop thread and its reply
                   completed there, so a caller that parks pays two thread hand-offs per call on top of the round trip
                   (the S1 floor rows show the same for two plain EVALSHA calls), and a hand-over across JVMs takes
-                  several calls: 4 JVMs and Redis on 2 cores have no processor to spare for them. Until 2026-11-27
+                  several calls: 4 JVMs and Redis on 2 cores have no processor to spare for them. The row "S1 floor
+                  CPU µs of every thread of the JVM (2 EVALSHA)" measures that cost with no lock at all: two plain
+                  EVALSHA calls through Spring Data Redis, the whole JVM's CPU (the targets table puts Lettuce's against
+                  Jedis's). Where every processor is busy, throughput follows CPU per call, so a driver whose calls cost
+                  twice the CPU makes about half the hand-overs, whichever lock runs on it. Until 2026-11-27
                   our Lettuce callers also spun on their replies here, taking the processor from the other JVMs
                   and from Redis (1,100 to 1,400 hand-overs a second); a caller now spins only while the machine's
                   other processes leave its JVM a processor.

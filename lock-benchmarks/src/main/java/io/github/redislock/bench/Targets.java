@@ -80,6 +80,14 @@ final class Targets {
             row(sb, metric.substring(0, 2) + " across JVMs on Lettuce ≥ 0.8× Jedis's", lettuce, jedis,
                     lettuce != null && jedis != null ? lettuce / jedis : null, "%.2f× Jedis's", v -> v >= 0.8);
         }
+        Double lettuceFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS_LETTUCE);
+        Double jedisFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS);
+        // not a target: the drivers' own cost, which bounds the runs across JVMs where no processor is idle
+        sb.append("| (context) CPU of two plain EVALSHA calls through Spring Data Redis, every thread of the JVM, Lettuce ")
+                .append("against Jedis | ").append(lettuceFloorCpu == null || jedisFloorCpu == null ? "not measured"
+                        : String.format(Locale.ROOT, "%.2f× Jedis's (%.0f µs against %.0f µs)", lettuceFloorCpu / jedisFloorCpu,
+                                lettuceFloorCpu, jedisFloorCpu))
+                .append(" | – |\n");
         int ahead = 0;
         java.util.List<String> behind = new java.util.ArrayList<>();
         for (String metric : r.metrics()) {
