@@ -63,7 +63,8 @@ import redis.clients.jedis.Response;
  * draining), and what the client JVM keeps afterwards (heap after a full GC, threads, less before the run).</li>
  * </ul>
  * Both CPU figures have the library's idle cost taken off: its client and Redis CPU over one lease with no lock held
- * and the monitor reading the same keys, measured first, times the number of leases.
+ * and the monitor reading the same keys, measured after release-all (and the second after it), times the number of
+ * leases.
  * Run: {@code java -cp ... io.github.redislock.bench.ScaleBenchmark} with {@code -Dscale.counts=1000,10000,100000},
  * {@code -Dscale.lease-ms=6000}, {@code -Dscale.leases=3}, {@code -Dscale.contenders=redis-lock,redis-lock-lettuce,redisson},
  * {@code -Dscale.topologies=single,cluster}, {@code -Dscale.docs=docs} (where {@code benchmarks-scale.md} and its chart go;
@@ -95,7 +96,17 @@ public final class ScaleBenchmark {
     record Row(String topology, String contender, int held, double commandsPerLockPerLease, double redisCommandUsPerLockPerLease,
             double redisCpuUsPerLockPerLease, double clientCpuUsPerLockPerLease, double heapBytesPerLock,
             long oldestLeaseAgeMs, long latenessMs, long lapsed, long acquireMs, long releaseAllMs,
-            long commandsInSecondAfterRelease, long heapLeftBytes, int threadsLeft) {
+            long commandsInSecondAfterRelease, long heapLeftBytes, int threadsLeft, double clientCpuNoiseUs,
+            double redisCpuNoiseUs) {
+
+        /** Whether the client CPU figure is no larger than what the idle measurements vary by. */
+        boolean clientCpuWithinNoise() {
+            return Math.abs(clientCpuUsPerLockPerLease) <= clientCpuNoiseUs;
+        }
+
+        boolean redisCpuWithinNoise() {
+            return Math.abs(redisCpuUsPerLockPerLease) <= redisCpuNoiseUs;
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -164,21 +175,21 @@ public final class ScaleBenchmark {
             for (int i = 0; i < held; i += Math.max(1, held / SAMPLE)) {
                 sample.add(library.redisKey(keys.get(i)));
             }
-            // the library's own cost with no lock held (its threads, timers, connections) and the monitor's reads of
-            // the same keys, over one lease: taken off the hold's CPU figures
             Lock warm = library.lock("scale:warm-up:" + run);
             warm.lock();
             warm.unlock();
-            long idleRedisStart = servers.cpuMicros();
-            long idleClientStart = processCpuNanos();
-            Monitor idle = new Monitor(servers, sample, leaseMs, ConcurrentHashMap.newKeySet()); // no lock held yet: every key missing
-            Thread idleThread = new Thread(idle, "scale-monitor-idle");
-            idleThread.start();
-            Thread.sleep(leaseMs);
-            idle.stop = true;
-            idleThread.join();
-            long idleClientNanos = (processCpuNanos() - idleClientStart - idle.cpuNanos) * leases;
-            long idleRedisMicros = (servers.cpuMicros() - idleRedisStart) * leases;
+            // unmeasured: a thousand locks taken, held across a renewal and released, so that the measured hold
+            // does not pay for the JIT compiler's work on the library's paths (at 1,000 held locks it outweighed
+            // the renewals themselves)
+            List<String> warmKeys = new ArrayList<>();
+            for (int i = 0; i < 1000; i++) {
+                warmKeys.add("scale:warm-up:" + run + ":" + i);
+            }
+            Holders warmUp = new Holders(library, warmKeys);
+            warmUp.acquireAll();
+            Thread.sleep(leaseMs / 2);
+            warmUp.releaseAll();
+            Idle idleBefore = idle(servers, sample);
 
             Holders holders = new Holders(library, keys);
             long acquireMs = holders.acquireAll();
@@ -186,15 +197,15 @@ public final class ScaleBenchmark {
 
             servers.resetStats();
             long redisCpuStart = servers.cpuMicros();
-            long clientCpuStart = processCpuNanos();
+            Map<Long, Long> clientCpuStart = threadsCpuNanos();
             Monitor monitor = new Monitor(servers, sample, leaseMs, holders.lapsed);
             Thread monitorThread = new Thread(monitor, "scale-monitor");
             monitorThread.start();
             Thread.sleep(leaseMs * leases);
             monitor.stop = true;
             monitorThread.join();
-            long clientCpuNanos = processCpuNanos() - clientCpuStart - monitor.cpuNanos - idleClientNanos;
-            long redisCpu = servers.cpuMicros() - redisCpuStart - idleRedisMicros;
+            long holdClientNanos = cpuNanosSince(clientCpuStart) - monitor.cpuNanos;
+            long holdRedisMicros = servers.cpuMicros() - redisCpuStart;
             Commands commands = servers.commands();
             // every held key once, at the end of the hold
             monitor.readAll(keys.stream().map(library::redisKey).toList());
@@ -205,11 +216,20 @@ public final class ScaleBenchmark {
             servers.resetStats();
             Thread.sleep(1000);
             long afterRelease = servers.commands().calls;
+            // the library's own cost with no lock held (its threads, timers, connections) and the monitor's reads of
+            // the same keys, over one lease, taken off the hold's CPU figures: the mean of one lease before the hold
+            // (after the warm-up) and one after release-all. How far the two differ is what the figure can be off by
+            Idle idleAfter = idle(servers, sample);
+            double clientCpuNanos = holdClientNanos - (idleBefore.clientNanos + idleAfter.clientNanos) / 2.0 * leases;
+            double redisCpu = holdRedisMicros - (idleBefore.redisMicros + idleAfter.redisMicros) / 2.0 * leases;
+            double clientNoiseNanos = Math.abs(idleBefore.clientNanos - idleAfter.clientNanos) / 2.0 * leases;
+            double redisNoiseMicros = Math.abs(idleBefore.redisMicros - idleAfter.redisMicros) / 2.0 * leases;
             double perLockPerLease = (double) held * leases;
             long lateness = Math.max(0, monitor.oldestAgeMs.get() - leaseMs / 3);
             row = new Row(topology, name, held, commands.calls / perLockPerLease, commands.micros / perLockPerLease,
                     redisCpu / perLockPerLease, clientCpuNanos / 1000.0 / perLockPerLease, heapPerLock,
-                    monitor.oldestAgeMs.get(), lateness, monitor.lapsed.size(), acquireMs, releaseAllMs, afterRelease, 0, 0);
+                    monitor.oldestAgeMs.get(), lateness, monitor.lapsed.size(), acquireMs, releaseAllMs, afterRelease, 0, 0,
+                    clientNoiseNanos / 1000.0 / perLockPerLease, redisNoiseMicros / perLockPerLease);
             String leftOver = library.leftOver();
             if (!leftOver.isEmpty()) {
                 System.out.println("  left in the library after release-all: " + leftOver);
@@ -220,7 +240,24 @@ public final class ScaleBenchmark {
         return new Row(row.topology(), row.contender(), row.held(), row.commandsPerLockPerLease(),
                 row.redisCommandUsPerLockPerLease(), row.redisCpuUsPerLockPerLease(), row.clientCpuUsPerLockPerLease(),
                 row.heapBytesPerLock(), row.oldestLeaseAgeMs(), row.latenessMs(), row.lapsed(), row.acquireMs(),
-                row.releaseAllMs(), row.commandsInSecondAfterRelease(), heapLeft, threadsLeft);
+                row.releaseAllMs(), row.commandsInSecondAfterRelease(), heapLeft, threadsLeft, row.clientCpuNoiseUs(),
+                row.redisCpuNoiseUs());
+    }
+
+    /** A library's CPU over one lease with no lock held, the monitor reading the (missing) sample keys. */
+    private record Idle(long clientNanos, long redisMicros) {
+    }
+
+    private Idle idle(Servers servers, List<String> sample) throws InterruptedException {
+        long redisStart = servers.cpuMicros();
+        Map<Long, Long> clientStart = threadsCpuNanos();
+        Monitor idle = new Monitor(servers, sample, leaseMs, ConcurrentHashMap.newKeySet()); // no key held
+        Thread idleThread = new Thread(idle, "scale-monitor-idle");
+        idleThread.start();
+        Thread.sleep(leaseMs);
+        idle.stop = true;
+        idleThread.join();
+        return new Idle(cpuNanosSince(clientStart) - idle.cpuNanos, servers.cpuMicros() - redisStart);
     }
 
     private static long usedHeapAfterGc() throws InterruptedException {
@@ -232,8 +269,30 @@ public final class ScaleBenchmark {
         return runtime.totalMemory() - runtime.freeMemory();
     }
 
-    private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    /**
+     * The CPU time of each live Java thread of this JVM, by id: the library's watchdog, event loops, pools and timers
+     * (in ns, unlike the process's CPU time, which the JVM reads in 10 ms ticks). The JIT compiler's and the garbage
+     * collector's threads are not among them: at 1,000 held locks their work outweighed the renewals'.
+     */
+    private static Map<Long, Long> threadsCpuNanos() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        Map<Long, Long> byThread = new java.util.HashMap<>();
+        for (long id : threads.getAllThreadIds()) {
+            long cpu = threads.getThreadCpuTime(id);
+            if (cpu >= 0) { // -1: the thread ended meanwhile
+                byThread.put(id, cpu);
+            }
+        }
+        return byThread;
+    }
+
+    /** The CPU time the JVM's Java threads took since {@code before} (a thread started since counts from zero). */
+    private static long cpuNanosSince(Map<Long, Long> before) {
+        long total = 0;
+        for (Map.Entry<Long, Long> thread : threadsCpuNanos().entrySet()) {
+            total += thread.getValue() - before.getOrDefault(thread.getKey(), 0L);
+        }
+        return total;
     }
 
     /** The threads that take the locks, hold them and release them: a lock is released by the thread that took it. */
@@ -614,9 +673,13 @@ public final class ScaleBenchmark {
         md.append("Redisson's `RLock` on its own client (`lockWatchdogTimeout` = the lease). Per-lock figures are per held ");
         md.append("lock per lease. Script calls and their time are INFO commandstats over the hold (only the calls the ");
         md.append("library sent: commandstats also counts the commands a script runs); Redis CPU is the masters' user + ");
-        md.append("system CPU; client CPU is the JVM's process CPU over the hold less the monitor thread's; both CPU figures ");
-        md.append("have the library's idle cost (no lock held, the monitor reading the same keys, measured for one lease ");
-        md.append("before) taken off; heap is the used heap after a full GC with the locks held, less ");
+        md.append("system CPU; client CPU is the CPU time of the JVM's Java threads over the hold (the library's watchdog, ");
+        md.append("event loops, pools and timers; not the JIT compiler's or the garbage collector's, which at 1,000 locks ");
+        md.append("outweighed the renewals) less the monitor thread's; both CPU figures ");
+        md.append("have the library's idle cost taken off: its CPU with no lock held and the monitor reading the same keys, ");
+        md.append("the mean of one lease before the hold (after an unmeasured warm-up of 1,000 locks held across a renewal) ");
+        md.append("and one lease a second after release-all. \"± x\" is what a CPU figure can be off by: how far those two ");
+        md.append("idle leases differed; a figure within it is no better than zero, and the chart leaves it out. Heap is the used heap after a full GC with the locks held, less ");
         md.append("before (it includes the `Lock` object and key the harness keeps per lock). The oldest lease is the ");
         md.append("largest lease age a monitor saw reading the PTTL of up to 2,000 held keys every 100 ms and of every ");
         md.append("key at the end; lateness = that age − a third of the lease (when a renewal is due), within 100 ms. ");
@@ -629,9 +692,10 @@ public final class ScaleBenchmark {
                 + "| heap left bytes | threads left |\n");
         md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (Row r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %.2f | %.2f | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %s | %s | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
                     r.topology(), r.contender(), r.held(), r.commandsPerLockPerLease(), r.redisCommandUsPerLockPerLease(),
-                    r.redisCpuUsPerLockPerLease(), r.clientCpuUsPerLockPerLease(), r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
+                    withNoise(r.redisCpuUsPerLockPerLease(), r.redisCpuNoiseUs()),
+                    withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()), r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
                     r.latenessMs(), r.lapsed(), r.acquireMs(), r.releaseAllMs(), r.commandsInSecondAfterRelease(),
                     r.heapLeftBytes(), r.threadsLeft()));
         }
@@ -639,10 +703,23 @@ public final class ScaleBenchmark {
         return md.toString();
     }
 
+    /** A CPU figure and what it can be off by ("12.30 ± 4.10"). */
+    static String withNoise(double value, double noise) {
+        return String.format(Locale.ROOT, "%.2f ± %.2f", value, noise);
+    }
+
+    /** large over small, or why there is no ratio: a figure within its noise says nothing of growth. */
+    private static String growthOf(double small, boolean smallWithinNoise, double large, boolean largeWithinNoise) {
+        if (smallWithinNoise || largeWithinNoise) {
+            return "within noise";
+        }
+        return String.format(Locale.ROOT, "%.2fx", large / small);
+    }
+
     /** How each library's cost per held lock grows from the smallest N to the largest, per topology. */
     private String growth() {
         StringBuilder md = new StringBuilder("How flat: each figure at the largest N over the same figure at the smallest ");
-        md.append("(1.00x is flat).\n\n| topology | library | N | client CPU / lock | Redis CPU / lock | Redis script µs / lock "
+        md.append("(1.00x is flat; \"within noise\": a CPU figure at one end is no larger than what it can be off by).\n\n| topology | library | N | client CPU / lock | Redis CPU / lock | Redis script µs / lock "
                 + "| script calls / lock "
                 + "| heap / lock |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
         for (String topology : topologies) {
@@ -654,10 +731,12 @@ public final class ScaleBenchmark {
                 }
                 Row small = mine.get(0);
                 Row large = mine.get(mine.size() - 1);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %,d → %,d | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |%n", topology,
+                md.append(String.format(Locale.ROOT, "| %s | %s | %,d → %,d | %s | %s | %.2fx | %.2fx | %.2fx |%n", topology,
                         contender.trim(), small.held(), large.held(),
-                        large.clientCpuUsPerLockPerLease() / small.clientCpuUsPerLockPerLease(),
-                        large.redisCpuUsPerLockPerLease() / small.redisCpuUsPerLockPerLease(),
+                        growthOf(small.clientCpuUsPerLockPerLease(), small.clientCpuWithinNoise(),
+                                large.clientCpuUsPerLockPerLease(), large.clientCpuWithinNoise()),
+                        growthOf(small.redisCpuUsPerLockPerLease(), small.redisCpuWithinNoise(),
+                                large.redisCpuUsPerLockPerLease(), large.redisCpuWithinNoise()),
                         large.redisCommandUsPerLockPerLease() / small.redisCommandUsPerLockPerLease(),
                         large.commandsPerLockPerLease() / small.commandsPerLockPerLease(),
                         large.heapBytesPerLock() / small.heapBytesPerLock()));
@@ -713,6 +792,9 @@ public final class ScaleBenchmark {
                 List<Row> line = rows.stream().filter(r -> (r.topology() + " " + r.contender()).equals(label)).toList();
                 StringBuilder points = new StringBuilder();
                 for (Row r : line) {
+                    if (p == 0 ? r.clientCpuWithinNoise() : r.redisCpuWithinNoise()) {
+                        continue; // no better than zero: left out, as the text under the chart says
+                    }
                     double x = x0 + (maxLog == minLog ? 0 : (Math.log10(r.held()) - minLog) / (maxLog - minLog) * plotWidth);
                     double y = base - (max == 0 ? 0 : value.apply(r) / max * (base - top));
                     points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
