@@ -52,7 +52,8 @@ import redis.clients.jedis.Response;
  * <ul>
  * <li>the script calls the library sent and their time in Redis (INFO commandstats, reset when the hold begins) per
  * held lock per lease, and the Redis processes' CPU (INFO cpu) per held lock per lease;</li>
- * <li>the client JVM's CPU over the hold (process CPU less the monitor thread's) per held lock per lease, and its heap
+ * <li>the client JVM's CPU over the hold (its Java threads' CPU time less the monitor thread's) per held lock per
+ * lease, and its heap
  * per held lock (used heap after a full GC with the locks held, less before; includes the {@code Lock} object and key
  * the harness keeps per lock, the same for every library);</li>
  * <li>the oldest lease seen: a monitor reads the PTTL of up to 2,000 of the held keys every 100 ms (and of every key
@@ -63,8 +64,9 @@ import redis.clients.jedis.Response;
  * draining), and what the client JVM keeps afterwards (heap after a full GC, threads, less before the run).</li>
  * </ul>
  * Both CPU figures have the library's idle cost taken off: its client and Redis CPU over one lease with no lock held
- * and the monitor reading the same keys, measured after release-all (and the second after it), times the number of
- * leases.
+ * and the monitor reading the same keys, the mean of one such lease before the hold (after an unmeasured warm-up of
+ * 1,000 locks) and one after release-all, times the number of leases; how far the two idle leases differ is reported
+ * beside each CPU figure as what it can be off by.
  * Run: {@code java -cp ... io.github.redislock.bench.ScaleBenchmark} with {@code -Dscale.counts=1000,10000,100000},
  * {@code -Dscale.lease-ms=6000}, {@code -Dscale.leases=3}, {@code -Dscale.contenders=redis-lock,redis-lock-lettuce,redisson},
  * {@code -Dscale.topologies=single,cluster}, {@code -Dscale.docs=docs} (where {@code benchmarks-scale.md} and its chart go;
