@@ -237,6 +237,10 @@ public final class LockBenchmark {
 
     // S1 -------------------------------------------------------------------------------------------
 
+    /** This JVM's process CPU time (read from the OS in 10 ms ticks): what every thread costs, JIT and GC included. */
+    private static final com.sun.management.OperatingSystemMXBean PROCESS = (com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+
     /** Blocks of S1 samples: our lock and the floor take turns, so both are measured in the same stretch of time. */
     private static final int S1_BLOCKS = 10;
     /** Unmeasured lock+unlock (or floor) calls at the start of each block. */
@@ -264,8 +268,6 @@ public final class LockBenchmark {
         long[] micros = new long[samples];
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
                 .getThreadMXBean();
-        com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) java.lang.management
-                .ManagementFactory.getOperatingSystemMXBean();
         long cpu = 0;
         long allocated = 0;
         long processCpu = 0;
@@ -276,8 +278,8 @@ public final class LockBenchmark {
                 lock.lock();
                 lock.unlock();
             }
-            Map<Long, Long> allocatedByThread = allocatedByThread(threads);
-            long processCpuStart = os.getProcessCpuTime();
+            Map<Long, Long> allocatedByThread = ThreadTotals.allocatedBytes();
+            long processCpuStart = PROCESS.getProcessCpuTime();
             long cpuStart = threads.getCurrentThreadCpuTime();
             long allocatedStart = threads.getCurrentThreadAllocatedBytes();
             long start = System.nanoTime();
@@ -290,10 +292,8 @@ public final class LockBenchmark {
             elapsed += System.nanoTime() - start;
             cpu += threads.getCurrentThreadCpuTime() - cpuStart;
             allocated += threads.getCurrentThreadAllocatedBytes() - allocatedStart;
-            processCpu += os.getProcessCpuTime() - processCpuStart;
-            for (Map.Entry<Long, Long> thread : allocatedByThread(threads).entrySet()) {
-                processAllocated += thread.getValue() - allocatedByThread.getOrDefault(thread.getKey(), 0L);
-            }
+            processCpu += PROCESS.getProcessCpuTime() - processCpuStart;
+            processAllocated += ThreadTotals.since(allocatedByThread, ThreadTotals.allocatedBytes());
             if (floor != null) {
                 floor.measure(block * perBlock, perBlock);
             }
@@ -324,19 +324,6 @@ public final class LockBenchmark {
         }
     }
 
-    /** Bytes allocated so far by each live thread of this JVM, by thread id. */
-    private static Map<Long, Long> allocatedByThread(com.sun.management.ThreadMXBean threads) {
-        long[] ids = threads.getAllThreadIds();
-        long[] bytes = threads.getThreadAllocatedBytes(ids);
-        Map<Long, Long> byThread = new java.util.HashMap<>();
-        for (int i = 0; i < ids.length; i++) {
-            if (bytes[i] >= 0) { // -1: the thread ended meanwhile
-                byThread.put(ids[i], bytes[i]);
-            }
-        }
-        return byThread;
-    }
-
     /**
      * What any lock+unlock over scripts costs at least, through Spring Data Redis's {@code StringRedisTemplate} on
      * {@code factory}: two EVALSHA round trips of {@code return 1} (the floor), and SET NX PX then compare-and-delete
@@ -348,9 +335,6 @@ public final class LockBenchmark {
                 "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', 30000) then return 1 end return 0", Long.class);
         private static final RedisScript<Long> DROP = RedisScript.of(
                 "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", Long.class);
-
-        private static final com.sun.management.OperatingSystemMXBean OS = (com.sun.management.OperatingSystemMXBean)
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
         private final StringRedisTemplate redis;
         private final long[] evalSha;
@@ -376,14 +360,14 @@ public final class LockBenchmark {
         /** Measures samples {@code from} to {@code from + count} of each, after a few unmeasured calls. */
         void measure(int from, int count) {
             warmUp(S1_BLOCK_WARM_UP / 2);
-            long cpuStart = OS.getProcessCpuTime();
+            long cpuStart = PROCESS.getProcessCpuTime();
             for (int i = from; i < from + count; i++) {
                 long t = System.nanoTime();
                 redis.execute(ONE, List.of("floor"));
                 redis.execute(ONE, List.of("floor"));
                 evalSha[i] = System.nanoTime() - t;
             }
-            processCpuNanos += OS.getProcessCpuTime() - cpuStart;
+            processCpuNanos += PROCESS.getProcessCpuTime() - cpuStart;
             processCpuCalls += count;
             for (int i = from; i < from + count; i++) {
                 long t = System.nanoTime();

@@ -199,14 +199,16 @@ public final class ScaleBenchmark {
 
             servers.resetStats();
             long redisCpuStart = servers.cpuMicros();
-            Map<Long, Long> clientCpuStart = threadsCpuNanos();
+            // the Java threads' CPU (ns), not the process's (the JVM reads it in 10 ms ticks, and it includes the JIT
+            // compiler's and the garbage collector's work, which at 1,000 held locks outweighed the renewals')
+            Map<Long, Long> clientCpuStart = ThreadTotals.cpuNanos();
             Monitor monitor = new Monitor(servers, sample, leaseMs, holders.lapsed);
             Thread monitorThread = new Thread(monitor, "scale-monitor");
             monitorThread.start();
             Thread.sleep(leaseMs * leases);
             monitor.stop = true;
             monitorThread.join();
-            long holdClientNanos = cpuNanosSince(clientCpuStart) - monitor.cpuNanos;
+            long holdClientNanos = ThreadTotals.since(clientCpuStart, ThreadTotals.cpuNanos()) - monitor.cpuNanos;
             long holdRedisMicros = servers.cpuMicros() - redisCpuStart;
             Commands commands = servers.commands();
             // every held key once, at the end of the hold
@@ -252,14 +254,15 @@ public final class ScaleBenchmark {
 
     private Idle idle(Servers servers, List<String> sample) throws InterruptedException {
         long redisStart = servers.cpuMicros();
-        Map<Long, Long> clientStart = threadsCpuNanos();
+        Map<Long, Long> clientStart = ThreadTotals.cpuNanos();
         Monitor idle = new Monitor(servers, sample, leaseMs, ConcurrentHashMap.newKeySet()); // no key held
         Thread idleThread = new Thread(idle, "scale-monitor-idle");
         idleThread.start();
         Thread.sleep(leaseMs);
         idle.stop = true;
         idleThread.join();
-        return new Idle(cpuNanosSince(clientStart) - idle.cpuNanos, servers.cpuMicros() - redisStart);
+        return new Idle(ThreadTotals.since(clientStart, ThreadTotals.cpuNanos()) - idle.cpuNanos,
+                servers.cpuMicros() - redisStart);
     }
 
     private static long usedHeapAfterGc() throws InterruptedException {
@@ -269,32 +272,6 @@ public final class ScaleBenchmark {
         }
         Runtime runtime = Runtime.getRuntime();
         return runtime.totalMemory() - runtime.freeMemory();
-    }
-
-    /**
-     * The CPU time of each live Java thread of this JVM, by id: the library's watchdog, event loops, pools and timers
-     * (in ns, unlike the process's CPU time, which the JVM reads in 10 ms ticks). The JIT compiler's and the garbage
-     * collector's threads are not among them: at 1,000 held locks their work outweighed the renewals'.
-     */
-    private static Map<Long, Long> threadsCpuNanos() {
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        Map<Long, Long> byThread = new java.util.HashMap<>();
-        for (long id : threads.getAllThreadIds()) {
-            long cpu = threads.getThreadCpuTime(id);
-            if (cpu >= 0) { // -1: the thread ended meanwhile
-                byThread.put(id, cpu);
-            }
-        }
-        return byThread;
-    }
-
-    /** The CPU time the JVM's Java threads took since {@code before} (a thread started since counts from zero). */
-    private static long cpuNanosSince(Map<Long, Long> before) {
-        long total = 0;
-        for (Map.Entry<Long, Long> thread : threadsCpuNanos().entrySet()) {
-            total += thread.getValue() - before.getOrDefault(thread.getKey(), 0L);
-        }
-        return total;
     }
 
     /** The threads that take the locks, hold them and release them: a lock is released by the thread that took it. */
@@ -774,7 +751,8 @@ public final class ScaleBenchmark {
             int base = 240;
             int plotWidth = panelWidth - 60;
             Function<Row, Double> value = p == 0 ? Row::clientCpuUsPerLockPerLease : Row::redisCpuUsPerLockPerLease;
-            double max = rows.stream().mapToDouble(value::apply).max().orElse(1);
+            java.util.function.Predicate<Row> plotted = p == 0 ? r -> !r.clientCpuWithinNoise() : r -> !r.redisCpuWithinNoise();
+            double max = rows.stream().filter(plotted).mapToDouble(value::apply).max().orElse(1);
             svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"18\">%s against held locks (log scale)</text>%n", x0,
                     panels[p][0]));
             svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>%n", x0, base,
@@ -794,8 +772,8 @@ public final class ScaleBenchmark {
                 List<Row> line = rows.stream().filter(r -> (r.topology() + " " + r.contender()).equals(label)).toList();
                 StringBuilder points = new StringBuilder();
                 for (Row r : line) {
-                    if (p == 0 ? r.clientCpuWithinNoise() : r.redisCpuWithinNoise()) {
-                        continue; // no better than zero: left out, as the text under the chart says
+                    if (!plotted.test(r)) {
+                        continue; // no better than zero: left out, as the text above the chart says
                     }
                     double x = x0 + (maxLog == minLog ? 0 : (Math.log10(r.held()) - minLog) / (maxLog - minLog) * plotWidth);
                     double y = base - (max == 0 ? 0 : value.apply(r) / max * (base - top));
