@@ -1111,7 +1111,7 @@ public final class LockBenchmark {
                 - **S6.** Heap per held lock includes the caller's `Lock` object; "retained" counts the live objects of
                   the library's own classes after every lock is released (a class histogram after a full GC). Each
                   library runs in a worker JVM of its own, all at once; taking 100,000 locks there outlasts a third of
-                  our 30 s lease, so our watchdog renews them meanwhile, in batches of up to 1,000 locks a script call.
+                  our 30 s lease, so our watchdog renews them meanwhile, in batches of up to 100 locks a script call.
                   A worker that loses locks or fails says so under "Problems seen in this run".
                 - Spring Integration 7.1 first tries `DELEX`, a Redis 8 command, to unlock; on this Redis 7.0 the
                   first unlock of each registry fails over to a Lua script (logged once), with no lasting cost.

@@ -1,5 +1,6 @@
 package io.github.redislock.bench;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
@@ -41,6 +42,7 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
+import redis.clients.jedis.resps.Slowlog;
 
 /**
  * S10, held locks at scale: each library holds N locks at once (1,000, 10,000, 100,000 by default) with its watchdog
@@ -82,6 +84,8 @@ public final class ScaleBenchmark {
      * The calls a library sends to renew: script calls (every library here renews with a script). INFO commandstats also
      * counts the commands a script runs, each apart, so those are left out, as are the harness's own reads.
      */
+    /** Calls at least this long (µs) go to the slow log, which gives the longest script call of a hold. */
+    static final long SLOW_MICROS = 100;
     private static final List<String> SCRIPT_CALLS = List.of("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro");
 
     private final long leaseMs = Long.getLong("scale.lease-ms", 6000);
@@ -99,7 +103,7 @@ public final class ScaleBenchmark {
             double redisCpuUsPerLockPerLease, double clientCpuUsPerLockPerLease, double heapBytesPerLock,
             long oldestLeaseAgeMs, long latenessMs, long lapsed, long acquireMs, long releaseAllMs,
             long commandsInSecondAfterRelease, long heapLeftBytes, int threadsLeft, double clientCpuNoiseUs,
-            double redisCpuNoiseUs) {
+            double redisCpuNoiseUs, double redisWaitUsPerLockPerLease, long longestScriptCallUs) {
 
         /** Whether the client CPU figure is no larger than what the idle measurements vary by. */
         boolean clientCpuWithinNoise() {
@@ -199,6 +203,7 @@ public final class ScaleBenchmark {
 
             servers.resetStats();
             long redisCpuStart = servers.cpuMicros();
+            long redisWaitStart = servers.waitMicros();
             // the Java threads' CPU (ns), not the process's (the JVM reads it in 10 ms ticks, and it includes the JIT
             // compiler's and the garbage collector's work, which at 1,000 held locks outweighed the renewals')
             Map<Long, Long> clientCpuStart = ThreadTotals.cpuNanos();
@@ -210,7 +215,10 @@ public final class ScaleBenchmark {
             monitorThread.join();
             long holdClientNanos = ThreadTotals.since(clientCpuStart, ThreadTotals.cpuNanos()) - monitor.cpuNanos;
             long holdRedisMicros = servers.cpuMicros() - redisCpuStart;
+            long redisWaitEnd = servers.waitMicros();
+            double holdRedisWaitMicros = redisWaitStart < 0 || redisWaitEnd < 0 ? Double.NaN : redisWaitEnd - redisWaitStart;
             Commands commands = servers.commands();
+            long longestScriptCall = servers.longestScriptCallMicros();
             // every held key once, at the end of the hold
             monitor.readAll(keys.stream().map(library::redisKey).toList());
 
@@ -233,7 +241,9 @@ public final class ScaleBenchmark {
             row = new Row(topology, name, held, commands.calls / perLockPerLease, commands.micros / perLockPerLease,
                     redisCpu / perLockPerLease, clientCpuNanos / 1000.0 / perLockPerLease, heapPerLock,
                     monitor.oldestAgeMs.get(), lateness, monitor.lapsed.size(), acquireMs, releaseAllMs, afterRelease, 0, 0,
-                    clientNoiseNanos / 1000.0 / perLockPerLease, redisNoiseMicros / perLockPerLease);
+                    clientNoiseNanos / 1000.0 / perLockPerLease, redisNoiseMicros / perLockPerLease,
+                    (holdRedisWaitMicros - (idleBefore.redisWaitMicros + idleAfter.redisWaitMicros) / 2.0 * leases)
+                            / perLockPerLease, longestScriptCall);
             String leftOver = library.leftOver();
             if (!leftOver.isEmpty()) {
                 System.out.println("  left in the library after release-all: " + leftOver);
@@ -245,15 +255,16 @@ public final class ScaleBenchmark {
                 row.redisCommandUsPerLockPerLease(), row.redisCpuUsPerLockPerLease(), row.clientCpuUsPerLockPerLease(),
                 row.heapBytesPerLock(), row.oldestLeaseAgeMs(), row.latenessMs(), row.lapsed(), row.acquireMs(),
                 row.releaseAllMs(), row.commandsInSecondAfterRelease(), heapLeft, threadsLeft, row.clientCpuNoiseUs(),
-                row.redisCpuNoiseUs());
+                row.redisCpuNoiseUs(), row.redisWaitUsPerLockPerLease(), row.longestScriptCallUs());
     }
 
     /** A library's CPU over one lease with no lock held, the monitor reading the (missing) sample keys. */
-    private record Idle(long clientNanos, long redisMicros) {
+    private record Idle(long clientNanos, long redisMicros, double redisWaitMicros) {
     }
 
     private Idle idle(Servers servers, List<String> sample) throws InterruptedException {
         long redisStart = servers.cpuMicros();
+        long redisWaitStart = servers.waitMicros();
         Map<Long, Long> clientStart = ThreadTotals.cpuNanos();
         Monitor idle = new Monitor(servers, sample, leaseMs, ConcurrentHashMap.newKeySet()); // no key held
         Thread idleThread = new Thread(idle, "scale-monitor-idle");
@@ -261,8 +272,10 @@ public final class ScaleBenchmark {
         Thread.sleep(leaseMs);
         idle.stop = true;
         idleThread.join();
+        long redisWaitEnd = servers.waitMicros();
         return new Idle(ThreadTotals.since(clientStart, ThreadTotals.cpuNanos()) - idle.cpuNanos,
-                servers.cpuMicros() - redisStart);
+                servers.cpuMicros() - redisStart,
+                redisWaitStart < 0 || redisWaitEnd < 0 ? Double.NaN : redisWaitEnd - redisWaitStart);
     }
 
     private static long usedHeapAfterGc() throws InterruptedException {
@@ -442,8 +455,32 @@ public final class ScaleBenchmark {
             masters.forEach(m -> m.command("FLUSHALL"));
         }
 
+        /** Resets INFO commandstats and the slow log, which from then on keeps every call of at least {@link #SLOW_MICROS}. */
         void resetStats() {
-            masters.forEach(m -> m.command("CONFIG", "RESETSTAT"));
+            masters.forEach(m -> {
+                m.command("CONFIG", "RESETSTAT");
+                m.command("CONFIG", "SET", "slowlog-log-slower-than", Long.toString(SLOW_MICROS));
+                m.command("CONFIG", "SET", "slowlog-max-len", "100000");
+                m.command("SLOWLOG", "RESET");
+            });
+        }
+
+        /**
+         * The longest script call since the last {@link #resetStats()}, in µs, from the masters' slow logs: how long one
+         * call kept Redis from every other client (Redis runs one command at a time); 0 when none took {@link #SLOW_MICROS}.
+         */
+        long longestScriptCallMicros() {
+            long longest = 0;
+            for (RedisServerProcess master : masters) {
+                try (Jedis jedis = new Jedis(master.host(), master.port())) {
+                    for (Slowlog call : jedis.slowlogGet(100_000)) {
+                        if (!call.getArgs().isEmpty() && SCRIPT_CALLS.contains(call.getArgs().get(0).toLowerCase(Locale.ROOT))) {
+                            longest = Math.max(longest, call.getExecutionTime());
+                        }
+                    }
+                }
+            }
+            return longest;
         }
 
         /** The masters' CPU (user + system), in µs, since they started. */
@@ -453,6 +490,24 @@ public final class ScaleBenchmark {
                 Map<String, String> info = info(master.command("INFO", "cpu"));
                 total += Math.round((Double.parseDouble(info.get("used_cpu_user")) + Double.parseDouble(info.get("used_cpu_sys")))
                         * 1_000_000);
+            }
+            return total;
+        }
+
+        /**
+         * How long the masters' main threads (which run every command and script) waited for a processor, in µs, since
+         * they started: the run-queue wait Linux counts in {@code /proc/<pid>/schedstat}; -1 where it is not readable.
+         */
+        long waitMicros() {
+            long total = 0;
+            for (RedisServerProcess master : masters) {
+                try {
+                    String[] fields = Files.readString(Path.of("/proc", Long.toString(master.pid()), "schedstat")).trim()
+                            .split(" ");
+                    total += Long.parseLong(fields[1]) / 1000;
+                } catch (IOException | RuntimeException e) {
+                    return -1;
+                }
             }
             return total;
         }
@@ -666,19 +721,54 @@ public final class ScaleBenchmark {
         md.append("(renewals still draining), and the heap and threads the JVM still has, against before the run.\n\n");
         md.append("![held locks at scale](benchmarks-scale.svg)\n\n");
         md.append("| topology | library | held locks | script calls / lock / lease | Redis script µs / lock / lease "
-                + "| Redis CPU µs / lock / lease | client CPU µs / lock / lease | client heap bytes / lock | oldest lease ms "
+                + "| Redis CPU µs / lock / lease | Redis waiting for a processor µs / lock / lease | longest script call µs "
+                + "| client CPU µs / lock / lease | client heap bytes / lock | oldest lease ms "
                 + "| lateness ms | lapsed | acquire-all ms | release-all ms | script calls in the second after release "
                 + "| heap left bytes | threads left |\n");
-        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (Row r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %s | %s | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %s | %s | %s | %s | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
                     r.topology(), r.contender(), r.held(), r.commandsPerLockPerLease(), r.redisCommandUsPerLockPerLease(),
                     withNoise(r.redisCpuUsPerLockPerLease(), r.redisCpuNoiseUs()),
+                    Double.isNaN(r.redisWaitUsPerLockPerLease()) ? "not readable"
+                            : String.format(Locale.ROOT, "%.2f", r.redisWaitUsPerLockPerLease()),
+                    r.longestScriptCallUs() == 0 ? "< " + SLOW_MICROS : String.format(Locale.ROOT, "%,d", r.longestScriptCallUs()),
                     withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()), r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
                     r.latenessMs(), r.lapsed(), r.acquireMs(), r.releaseAllMs(), r.commandsInSecondAfterRelease(),
                     r.heapLeftBytes(), r.threadsLeft()));
         }
+        md.append('\n').append(scriptTimeAboveCpu());
         md.append('\n').append(growth());
+        return md.toString();
+    }
+
+    /**
+     * The rows whose script time in Redis exceeds the masters' whole CPU: INFO commandstats times a call by the clock,
+     * so a call during which Redis waited for a processor counts that wait, which Redis CPU leaves out.
+     */
+    private String scriptTimeAboveCpu() {
+        StringBuilder md = new StringBuilder("Redis script µs are the clock time INFO commandstats measures around each ");
+        md.append("script call, Redis CPU µs the masters' whole CPU time (scripts included) with the idle cost taken off, ");
+        md.append("and Redis waiting for a processor µs the time the masters' main threads (which run every command) ");
+        md.append("spent ready to run but waiting for a processor over the hold (`/proc/<pid>/schedstat`), with the ");
+        md.append("idle leases' wait taken off as for CPU. The longest script call is the longest that one call of the ");
+        md.append("library kept Redis from every other client over the hold (Redis runs one command at a time), from ");
+        md.append("the masters' slow logs (calls of at least ").append(SLOW_MICROS).append(" µs). ");
+        List<String> above = new ArrayList<>();
+        for (Row r : rows) {
+            if (r.redisCommandUsPerLockPerLease() > r.redisCpuUsPerLockPerLease() + r.redisCpuNoiseUs()) {
+                above.add(String.format(Locale.ROOT, "%s %s at %,d (%.2f against %.2f µs; waiting %.2f µs)", r.topology(),
+                        r.contender(), r.held(), r.redisCommandUsPerLockPerLease(), r.redisCpuUsPerLockPerLease(),
+                        r.redisWaitUsPerLockPerLease()));
+            }
+        }
+        if (above.isEmpty()) {
+            md.append("In this run no row's script time exceeds its Redis CPU.\n");
+        } else {
+            md.append("Script time above the Redis CPU cannot be work Redis did; it is time a script call waited for a ");
+            md.append("processor, so there the Redis CPU column measures the cost per lock and the script µs do not. ");
+            md.append("Rows where it is so in this run: ").append(String.join("; ", above)).append(".\n");
+        }
         return md.toString();
     }
 

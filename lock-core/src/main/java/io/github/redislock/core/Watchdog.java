@@ -67,10 +67,14 @@ final class Watchdog implements AutoCloseable {
      */
     static final int MAX_CALLS_PER_MASTER = 16;
     /**
-     * Holdings renewed by one batched call at most: large enough that 100,000 held locks cost a hundred calls a
-     * renewal period, small enough that one call keeps Redis busy for about a millisecond.
+     * Holdings renewed by one batched call at most: large enough that 100,000 held locks cost a thousand calls a
+     * renewal period, not 100,000; small enough that one call keeps Redis (which runs one command at a time) from
+     * its other clients for a few hundred µs. At 1,000 a call took 2.3 ms on average on one Redis and 6.3 ms on a
+     * Cluster master (S10, benchmarks-scale.md), a pause every other client of that Redis waited behind.
      */
-    static final int MAX_BATCH = 1000;
+    static final int MAX_BATCH = 100;
+    /** At most one warning of unanswered renewals sent again in this long ({@link #warnResend}). */
+    private static final long RESEND_WARNING_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /**
      * How often a lease the scheduler looks at the holdings. A holding is renewed at the first look a quarter of its lease
      * or more after its last renewal: before its renewal is due (a third of the lease), one look early at the most.
@@ -96,6 +100,10 @@ final class Watchdog implements AutoCloseable {
     private volatile Events events = Events.NONE;
     /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
     private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
+    /** When {@link #warnResend} last logged (0: never), and the resends since then: guarded by this. */
+    private long loggedResendAtNanos;
+    private int unloggedResends;
+    private long unloggedResendLocks;
 
     /**
      * @param callsPerNode how many calls to one Redis node the connection factory runs at once
@@ -373,14 +381,36 @@ final class Watchdog implements AutoCloseable {
         if (resend.isEmpty()) {
             return;
         }
-        if (resend.size() == 1) {
+        warnResend(resend);
+        dispatch(resend);
+    }
+
+    /**
+     * Logs a resend of unanswered renewals, one warning a second at most: a frozen Redis holding thousands of locks
+     * leaves a batch of {@value #MAX_BATCH} unanswered after another, and the next warning counts the resends not
+     * logged since the last.
+     */
+    private synchronized void warnResend(List<Due> resend) {
+        unloggedResends++;
+        unloggedResendLocks += resend.size();
+        long now = System.nanoTime();
+        if (loggedResendAtNanos != 0 && now - loggedResendAtNanos < RESEND_WARNING_INTERVAL_NANOS) {
+            return;
+        }
+        long timeoutMillis = TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos);
+        if (unloggedResends > 1) {
+            log.warn("Redis did not answer {} renewal calls ({} locks) within {}ms each since the last such warning; "
+                    + "sending them again", unloggedResends, unloggedResendLocks, timeoutMillis);
+        } else if (resend.size() == 1) {
             log.warn("Redis did not answer the renewal of {} within {}ms; sending it again",
-                    resend.get(0).renewer().describe(resend.get(0).lock().key), TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
+                    resend.get(0).renewer().describe(resend.get(0).lock().key), timeoutMillis);
         } else {
             log.warn("Redis did not answer the renewal of {} locks within {}ms; sending it again", resend.size(),
-                    TimeUnit.NANOSECONDS.toMillis(renewalTimeoutNanos));
+                    timeoutMillis);
         }
-        dispatch(resend);
+        loggedResendAtNanos = now;
+        unloggedResends = 0;
+        unloggedResendLocks = 0;
     }
 
     /**

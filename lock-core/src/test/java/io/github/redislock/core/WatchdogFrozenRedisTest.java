@@ -13,10 +13,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.sun.management.OperatingSystemMXBean;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
@@ -30,7 +34,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 @WithRedis(freshForEachTest = true)
 class WatchdogFrozenRedisTest {
 
-    /** Ten batches of {@link Watchdog#MAX_BATCH} at a time, more with the resends: many more than the pool has. */
+    /** A hundred batches of {@link Watchdog#MAX_BATCH} at a time, more with the resends: many more than the pool has. */
     private static final int LOCKS = 10_000;
     private static final Duration LEASE = Duration.ofSeconds(6);
 
@@ -52,11 +56,13 @@ class WatchdogFrozenRedisTest {
         factory.start();
         RedisLockTemplate template = new RedisLockTemplate(new StringRedisTemplate(factory),
                 RedisLockConfig.defaults().withWatchdogLease(LEASE));
+        ListAppender<ILoggingEvent> log = WatchdogLockFamilyTest.watchdogLog();
         try {
             holdLocks(template);
             OperatingSystemMXBean process = ManagementFactory.getPlatformMXBean(OperatingSystemMXBean.class);
             long cpuBefore = process.getProcessCpuTime();
             server.pause();
+            long pausedAt = System.nanoTime();
             ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             int mostWaiting = 0;
             int mostRenewing = 0;
@@ -82,10 +88,29 @@ class WatchdogFrozenRedisTest {
                     + TimeUnit.NANOSECONDS.toMillis(process.getProcessCpuTime() - cpuBefore) + " ms");
             // a thread caught on its way through the pool's create() is no wait; two at once would be
             assertThat(mostWaiting).as("renewal threads waiting for a pooled connection at once").isLessThanOrEqualTo(1);
+
+            // every unanswered batch is sent again, but the log says so once a second at most, counting the rest
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            while (resendWarnings(log).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            List<String> warnings = resendWarnings(log);
+            long frozenSeconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - pausedAt);
+            System.out.println("Redis frozen " + frozenSeconds + " s: the watchdog's warnings of resent renewals: " + warnings);
+            assertThat(warnings).as("warnings of resent renewals while frozen for %d s", frozenSeconds).isNotEmpty()
+                    .hasSizeLessThanOrEqualTo((int) frozenSeconds + 1);
         } finally {
+            ((Logger) LoggerFactory.getLogger(Watchdog.class)).detachAppender(log);
             server.resume();
             template.close();
             factory.destroy();
+        }
+    }
+
+    private static List<String> resendWarnings(ListAppender<ILoggingEvent> log) {
+        synchronized (log) { // the appender appends under its own lock
+            return log.list.stream().map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains("did not answer"))
+                    .toList();
         }
     }
 

@@ -230,7 +230,8 @@ class WatchdogLockFamilyTest {
         }
     }
 
-    private static ListAppender<ILoggingEvent> watchdogLog() {
+    /** The watchdog's log from now on; detach it from the {@link Watchdog} logger afterwards. */
+    static ListAppender<ILoggingEvent> watchdogLog() {
         Logger logger = (Logger) LoggerFactory.getLogger(Watchdog.class);
         ListAppender<ILoggingEvent> appender = new ListAppender<>();
         appender.start();
