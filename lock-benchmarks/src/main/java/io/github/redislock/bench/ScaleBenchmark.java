@@ -721,7 +721,7 @@ public final class ScaleBenchmark {
         md.append("(renewals still draining), and the heap and threads the JVM still has, against before the run.\n\n");
         md.append("![held locks at scale](benchmarks-scale.svg)\n\n");
         md.append("| topology | library | held locks | script calls / lock / lease | Redis script µs / lock / lease "
-                + "| Redis CPU µs / lock / lease | Redis waiting for a processor µs / lock / lease | longest script call µs "
+                + "| Redis CPU µs / lock / lease | Redis waiting for a processor µs / lock / lease | script call µs, mean / longest "
                 + "| client CPU µs / lock / lease | client heap bytes / lock | oldest lease ms "
                 + "| lateness ms | lapsed | acquire-all ms | release-all ms | script calls in the second after release "
                 + "| heap left bytes | threads left |\n");
@@ -732,7 +732,9 @@ public final class ScaleBenchmark {
                     withNoise(r.redisCpuUsPerLockPerLease(), r.redisCpuNoiseUs()),
                     Double.isNaN(r.redisWaitUsPerLockPerLease()) ? "not readable"
                             : String.format(Locale.ROOT, "%.2f", r.redisWaitUsPerLockPerLease()),
-                    r.longestScriptCallUs() == 0 ? "< " + SLOW_MICROS : String.format(Locale.ROOT, "%,d", r.longestScriptCallUs()),
+                    String.format(Locale.ROOT, "%,.0f / %s", r.redisCommandUsPerLockPerLease() / r.commandsPerLockPerLease(),
+                            r.longestScriptCallUs() == 0 ? "< " + SLOW_MICROS
+                                    : String.format(Locale.ROOT, "%,d", r.longestScriptCallUs())),
                     withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()), r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
                     r.latenessMs(), r.lapsed(), r.acquireMs(), r.releaseAllMs(), r.commandsInSecondAfterRelease(),
                     r.heapLeftBytes(), r.threadsLeft()));
@@ -751,9 +753,10 @@ public final class ScaleBenchmark {
         md.append("script call, Redis CPU µs the masters' whole CPU time (scripts included) with the idle cost taken off, ");
         md.append("and Redis waiting for a processor µs the time the masters' main threads (which run every command) ");
         md.append("spent ready to run but waiting for a processor over the hold (`/proc/<pid>/schedstat`), with the ");
-        md.append("idle leases' wait taken off as for CPU. The longest script call is the longest that one call of the ");
-        md.append("library kept Redis from every other client over the hold (Redis runs one command at a time), from ");
-        md.append("the masters' slow logs (calls of at least ").append(SLOW_MICROS).append(" µs). ");
+        md.append("idle leases' wait taken off as for CPU. Script call µs are how long one call of the library kept Redis ");
+        md.append("from every other client (Redis runs one command at a time): the mean over the hold, and the longest, ");
+        md.append("from the masters' slow logs (calls of at least ").append(SLOW_MICROS).append(" µs); on a machine ");
+        md.append("whose processors are all busy the longest includes the time a call waited for a processor. ");
         List<String> above = new ArrayList<>();
         for (Row r : rows) {
             if (r.redisCommandUsPerLockPerLease() > r.redisCpuUsPerLockPerLease() + r.redisCpuNoiseUs()) {
