@@ -54,6 +54,9 @@ import redis.clients.jedis.resps.Slowlog;
  * <ul>
  * <li>the script calls the library sent and their time in Redis (INFO commandstats, reset when the hold begins) per
  * held lock per lease, and the Redis processes' CPU (INFO cpu) per held lock per lease;</li>
+ * <li>how long the masters' main threads waited for a processor ({@code /proc/<pid>/schedstat}) per held lock per
+ * lease, and how long one script call kept Redis from its other clients: the mean, and the longest from the masters'
+ * slow logs;</li>
  * <li>the client JVM's CPU over the hold (its Java threads' CPU time less the monitor thread's) per held lock per
  * lease, and its heap
  * per held lock (used heap after a full GC with the locks held, less before; includes the {@code Lock} object and key
@@ -84,9 +87,10 @@ public final class ScaleBenchmark {
      * The calls a library sends to renew: script calls (every library here renews with a script). INFO commandstats also
      * counts the commands a script runs, each apart, so those are left out, as are the harness's own reads.
      */
+    private static final List<String> SCRIPT_CALLS = List.of("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro");
+
     /** Calls at least this long (µs) go to the slow log, which gives the longest script call of a hold. */
     static final long SLOW_MICROS = 100;
-    private static final List<String> SCRIPT_CALLS = List.of("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro");
 
     private final long leaseMs = Long.getLong("scale.lease-ms", 6000);
     private final int leases = Integer.getInteger("scale.leases", 3);
@@ -732,7 +736,8 @@ public final class ScaleBenchmark {
                     withNoise(r.redisCpuUsPerLockPerLease(), r.redisCpuNoiseUs()),
                     Double.isNaN(r.redisWaitUsPerLockPerLease()) ? "not readable"
                             : String.format(Locale.ROOT, "%.2f", r.redisWaitUsPerLockPerLease()),
-                    String.format(Locale.ROOT, "%,.0f / %s", r.redisCommandUsPerLockPerLease() / r.commandsPerLockPerLease(),
+                    String.format(Locale.ROOT, "%s / %s", r.commandsPerLockPerLease() == 0 ? "–"
+                            : String.format(Locale.ROOT, "%,.0f", r.redisCommandUsPerLockPerLease() / r.commandsPerLockPerLease()),
                             r.longestScriptCallUs() == 0 ? "< " + SLOW_MICROS
                                     : String.format(Locale.ROOT, "%,d", r.longestScriptCallUs())),
                     withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()), r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
@@ -760,9 +765,10 @@ public final class ScaleBenchmark {
         List<String> above = new ArrayList<>();
         for (Row r : rows) {
             if (r.redisCommandUsPerLockPerLease() > r.redisCpuUsPerLockPerLease() + r.redisCpuNoiseUs()) {
-                above.add(String.format(Locale.ROOT, "%s %s at %,d (%.2f against %.2f µs; waiting %.2f µs)", r.topology(),
+                above.add(String.format(Locale.ROOT, "%s %s at %,d (%.2f against %.2f µs%s)", r.topology(),
                         r.contender(), r.held(), r.redisCommandUsPerLockPerLease(), r.redisCpuUsPerLockPerLease(),
-                        r.redisWaitUsPerLockPerLease()));
+                        Double.isNaN(r.redisWaitUsPerLockPerLease()) ? ""
+                                : String.format(Locale.ROOT, "; waiting %.2f µs", r.redisWaitUsPerLockPerLease())));
             }
         }
         if (above.isEmpty()) {
