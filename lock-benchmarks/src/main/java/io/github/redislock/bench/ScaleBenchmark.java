@@ -207,7 +207,7 @@ public final class ScaleBenchmark {
 
             servers.resetStats();
             long redisCpuStart = servers.cpuMicros();
-            long redisWaitStart = servers.waitMicros();
+            double redisWaitStart = servers.waitMicros();
             // the Java threads' CPU (ns), not the process's (the JVM reads it in 10 ms ticks, and it includes the JIT
             // compiler's and the garbage collector's work, which at 1,000 held locks outweighed the renewals')
             Map<Long, Long> clientCpuStart = ThreadTotals.cpuNanos();
@@ -219,8 +219,7 @@ public final class ScaleBenchmark {
             monitorThread.join();
             long holdClientNanos = ThreadTotals.since(clientCpuStart, ThreadTotals.cpuNanos()) - monitor.cpuNanos;
             long holdRedisMicros = servers.cpuMicros() - redisCpuStart;
-            long redisWaitEnd = servers.waitMicros();
-            double holdRedisWaitMicros = redisWaitStart < 0 || redisWaitEnd < 0 ? Double.NaN : redisWaitEnd - redisWaitStart;
+            double holdRedisWaitMicros = servers.waitMicros() - redisWaitStart;
             Commands commands = servers.commands();
             long longestScriptCall = servers.longestScriptCallMicros();
             // every held key once, at the end of the hold
@@ -268,7 +267,7 @@ public final class ScaleBenchmark {
 
     private Idle idle(Servers servers, List<String> sample) throws InterruptedException {
         long redisStart = servers.cpuMicros();
-        long redisWaitStart = servers.waitMicros();
+        double redisWaitStart = servers.waitMicros();
         Map<Long, Long> clientStart = ThreadTotals.cpuNanos();
         Monitor idle = new Monitor(servers, sample, leaseMs, ConcurrentHashMap.newKeySet()); // no key held
         Thread idleThread = new Thread(idle, "scale-monitor-idle");
@@ -276,10 +275,8 @@ public final class ScaleBenchmark {
         Thread.sleep(leaseMs);
         idle.stop = true;
         idleThread.join();
-        long redisWaitEnd = servers.waitMicros();
         return new Idle(ThreadTotals.since(clientStart, ThreadTotals.cpuNanos()) - idle.cpuNanos,
-                servers.cpuMicros() - redisStart,
-                redisWaitStart < 0 || redisWaitEnd < 0 ? Double.NaN : redisWaitEnd - redisWaitStart);
+                servers.cpuMicros() - redisStart, servers.waitMicros() - redisWaitStart);
     }
 
     private static long usedHeapAfterGc() throws InterruptedException {
@@ -453,18 +450,21 @@ public final class ScaleBenchmark {
                 single = null;
                 clustered = new JedisCluster(new HostAndPort(masters.get(0).host(), masters.get(0).port()));
             }
+            // the slow log keeps every call of at least SLOW_MICROS, enough of them for a whole hold
+            masters.forEach(m -> {
+                m.command("CONFIG", "SET", "slowlog-log-slower-than", Long.toString(SLOW_MICROS));
+                m.command("CONFIG", "SET", "slowlog-max-len", "100000");
+            });
         }
 
         void flush() {
             masters.forEach(m -> m.command("FLUSHALL"));
         }
 
-        /** Resets INFO commandstats and the slow log, which from then on keeps every call of at least {@link #SLOW_MICROS}. */
+        /** Resets INFO commandstats and the slow log. */
         void resetStats() {
             masters.forEach(m -> {
                 m.command("CONFIG", "RESETSTAT");
-                m.command("CONFIG", "SET", "slowlog-log-slower-than", Long.toString(SLOW_MICROS));
-                m.command("CONFIG", "SET", "slowlog-max-len", "100000");
                 m.command("SLOWLOG", "RESET");
             });
         }
@@ -500,17 +500,18 @@ public final class ScaleBenchmark {
 
         /**
          * How long the masters' main threads (which run every command and script) waited for a processor, in µs, since
-         * they started: the run-queue wait Linux counts in {@code /proc/<pid>/schedstat}; -1 where it is not readable.
+         * they started: the run-queue wait Linux counts in {@code /proc/<pid>/schedstat}; NaN where it is not readable
+         * (so is any difference taken from it).
          */
-        long waitMicros() {
-            long total = 0;
+        double waitMicros() {
+            double total = 0;
             for (RedisServerProcess master : masters) {
                 try {
                     String[] fields = Files.readString(Path.of("/proc", Long.toString(master.pid()), "schedstat")).trim()
                             .split(" ");
                     total += Long.parseLong(fields[1]) / 1000;
                 } catch (IOException | RuntimeException e) {
-                    return -1;
+                    return Double.NaN;
                 }
             }
             return total;
