@@ -9,9 +9,13 @@
 -- ARGV[10] (optional, with ARGV[5..9]) how many fencing tokens to reserve for the caller's client when handing over:
 --         the next holder's token and the ones after it, which the client's next threads may take in turn while
 --         it keeps the lock (the counter is set to the last of them, so every later token is higher)
+-- ARGV[11] (optional, with ARGV[5..10]) how long the caller's next thread sleeps before it asks, in ms: when other
+--         clients wait (no hand-over), the caller's client is registered as waiting behind them, its entry living that
+--         long plus a second, so the next thread need not ask Redis only to be told to wait
 -- Returns 1 when released, 2 when released and kept for the woken clients' turn (with ARGV[9]), 0 when the caller
--- did not hold the lock (expired or taken over; nothing changes), or the next holder's fencing token (a server-clock
--- value, far above 2) when handed over.
+-- did not hold the lock (expired or taken over; nothing changes), the next holder's fencing token (a server-clock
+-- value, far above 2) when handed over, or minus 1 or 2 (released; kept for the turn) when it also registered the
+-- caller's client as waiting (with ARGV[11]).
 -- When other clients wait, the lock is not left free but marked '~turn' for a short while: only the woken
 -- (longest-waiting) clients may take it then (acquire.lua), so waiting clients come first. A woken client may have
 -- died or left (its entry lives on until it goes stale): when the turn ends unused, the releasing client wakes every
@@ -26,8 +30,9 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- a client whose entry went stale waits no more: it must neither keep the lock from the caller's next thread nor
 -- be given the turn
 prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
+local others = 0
 if ARGV[5] and ARGV[5] ~= '' then
-  local others = redis.call('ZCARD', KEYS[3])
+  others = redis.call('ZCARD', KEYS[3])
   if others > 0 and redis.call('ZSCORE', KEYS[3], ARGV[8]) then
     others = others - 1
   end
@@ -44,6 +49,7 @@ if ARGV[5] and ARGV[5] ~= '' then
   end
 end
 redis.call('DEL', KEYS[1])
+local released = 1
 if redis.call('EXISTS', KEYS[3]) == 1 then
   -- the next contenders, not every waiter: threads queue in their own JVM, and the longest-waiting
   -- clients go first (more than one, so a client that just left or died cannot stall the hand-off)
@@ -53,7 +59,12 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   end
   if #woken > 0 and ARGV[9] then
     redis.call('SET', KEYS[1], '~turn', 'PX', ARGV[9])
-    return 2
+    released = 2
   end
 end
-return 1
+if others > 0 and ARGV[11] then
+  -- behind the clients just woken, as if the next thread had asked now
+  register_waiter(KEYS[3], KEYS[4], ARGV[8], nowMs, tonumber(ARGV[11]) + 1000)
+  return -released
+end
+return released

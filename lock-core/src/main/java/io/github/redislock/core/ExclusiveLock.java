@@ -35,6 +35,12 @@ final class ExclusiveLock {
      * how long a client that started waiting meanwhile waits before a release goes through Redis and sees it.
      */
     static final long IN_MEMORY_WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    /**
+     * How long the next thread of this JVM sleeps before it asks Redis, at most, when the release before its turn found
+     * other clients waiting and registered this JVM behind them: until then only a release notice would change what
+     * Redis tells it (see release.lua).
+     */
+    static final long SLEEP_AFTER_REGISTERED_RELEASE_MILLIS = 1000;
 
     private final LockStore scripts;
     private final LocalLocks locks;
@@ -207,6 +213,11 @@ final class ExclusiveLock {
         String owner = context.newOwner();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
+            if (sleepMillis > 0 && lock.asleepAfterRelease(
+                    TimeUnit.MILLISECONDS.toNanos(SLEEP_AFTER_REGISTERED_RELEASE_MILLIS))) {
+                // the release before this thread's turn registered this JVM behind the clients it woke
+                return new AcquireReply(0, SLEEP_AFTER_REGISTERED_RELEASE_MILLIS);
+            }
             long requestStart = System.nanoTime();
             // an entry a thread that gave up before this one kept is this thread's now: withdrawn when it takes the lock
             AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis,
@@ -316,8 +327,10 @@ final class ExclusiveLock {
 
     /**
      * Releases {@code owner}'s Redis lock, or hands it to the next thread of this JVM when one queues for the key
-     * and no other client waits. A request whose reply was lost is undone in the background: it may have released
-     * the lock, handed it to an owner nobody will adopt, or not run at all.
+     * and no other client waits; when others wait, the release registers this JVM behind them, so that thread sleeps
+     * until a release notice before it asks ({@link LocalLock#asleepAfterRelease}). A request whose reply was lost is
+     * undone in the background: it may have released the lock, handed it to an owner nobody will adopt, or not run at
+     * all (its registration is withdrawn as a thread's that gave up is).
      *
      * @return the release script's reply; {@link ReleaseReply#RELEASED} when the reply was lost (the lease bounds
      *         the lock either way)
@@ -325,20 +338,26 @@ final class ExclusiveLock {
     private ReleaseReply releaseOrHandOver(LocalLock lock, String owner, boolean handOver) {
         String next = handOver ? context.newOwner("handover") : null;
         long requestStart = System.nanoTime();
+        long wakeups = lock.wakeups();
         try {
             if (next == null) {
                 return watchTurn(lock.key, scripts.release(lock.key, owner));
             }
-            ReleaseReply reply = watchTurn(lock.key,
-                    scripts.releaseOrHandOver(lock.key, owner, next, watchdogLease.toMillis(), RESERVED_TOKENS));
+            ReleaseReply reply = watchTurn(lock.key, scripts.releaseOrHandOver(lock.key, owner, next,
+                    watchdogLease.toMillis(), RESERVED_TOKENS, SLEEP_AFTER_REGISTERED_RELEASE_MILLIS));
             if (reply.handedOver()) {
                 long token = reply.handedOverToken();
                 lock.held(next, token, watchdogLease.toNanos(), requestStart, true);
                 lock.reserveTokens(token + 1, token + RESERVED_TOKENS - 1, System.nanoTime() + IN_MEMORY_WINDOW_NANOS);
                 lock.handedOver = true;
+            } else if (reply.registered()) {
+                lock.registeredByRelease(wakeups, requestStart);
             }
             return reply;
         } catch (DataAccessException e) {
+            if (next != null) {
+                lock.waiterEntryKept.set(true); // the lost request may have registered this JVM as waiting
+            }
             log.warn("Could not release lock '{}' in Redis ({}); retrying in the background, and its lease ends it at the "
                     + "latest", lock.key, e.toString());
             cleanup.run(() -> {

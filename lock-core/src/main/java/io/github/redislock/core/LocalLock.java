@@ -80,6 +80,14 @@ final class LocalLock {
      */
     final AtomicBoolean waiterEntryKept = new AtomicBoolean();
 
+    /**
+     * {@link #wakeups()} before the last release that registered this JVM in Redis as waiting behind the clients it
+     * woke (-1: none since it was taken), and when that release was sent; guarded by {@link #mutex}. See
+     * {@link #asleepAfterRelease(long)}.
+     */
+    private long registeredAtWakeups = -1;
+    private long registeredAtNanos;
+
     /** Release notices seen for this key; guarded by {@link #wakeLock} for writes, read without it. */
     private volatile long wakeups;
     private final ReentrantLock wakeLock = new ReentrantLock();
@@ -100,6 +108,7 @@ final class LocalLock {
     }
 
     synchronized void held(String owner, long token, long leaseNanos, long requestStartNanos, boolean renewing) {
+        this.registeredAtWakeups = -1; // a registration for a thread that did not take the lock after all
         this.reservedUntilNanos = 0;
         this.nextReservedToken = 0;
         this.lastReservedToken = 0;
@@ -153,6 +162,28 @@ final class LocalLock {
         token = nextReservedToken++;
         handedOver = true;
         return true;
+    }
+
+    /**
+     * Records that the holder's release, sent at {@code requestStartNanos} when this key had seen {@code wakeups}
+     * release notices, registered this JVM as waiting (for the next thread in {@link #mutex}'s queue); the holder
+     * holds {@link #mutex}. The JVM's entry is kept for that thread, and withdrawn if every queued thread gives up.
+     */
+    void registeredByRelease(long wakeups, long requestStartNanos) {
+        waiterEntryKept.set(true);
+        registeredAtWakeups = wakeups;
+        registeredAtNanos = requestStartNanos;
+    }
+
+    /**
+     * Whether the thread that took {@link #mutex} may sleep before it asks Redis for the lock: the last release
+     * registered this JVM as waiting less than {@code withinNanos} ago (its entry lives longer) and no release notice
+     * came since, so Redis would only tell it to wait. Answers once per registration.
+     */
+    boolean asleepAfterRelease(long withinNanos) {
+        long at = registeredAtWakeups;
+        registeredAtWakeups = -1;
+        return at >= 0 && at == wakeups && System.nanoTime() - registeredAtNanos < withinNanos;
     }
 
     /** Ends the holding locally (the holder is releasing it); returns its owner. */

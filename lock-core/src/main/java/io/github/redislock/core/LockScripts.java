@@ -145,23 +145,28 @@ final class LockScripts implements LockStore {
      * @param wasOwner whether the caller still held the lock in Redis (if not, nothing changed there)
      * @param handedOverToken the next holder's fencing token when the script handed the lock over, else 0
      * @param turnKept whether the lock was kept for the turn of the waiting clients it woke (see {@link #turnEnded})
+     * @param registered whether the release registered this client as waiting behind the clients it woke (a
+     *        {@link #releaseOrHandOver} that found other clients waiting)
      */
-    record ReleaseReply(boolean wasOwner, long handedOverToken, boolean turnKept) {
+    record ReleaseReply(boolean wasOwner, long handedOverToken, boolean turnKept, boolean registered) {
 
         static final ReleaseReply RELEASED = new ReleaseReply(true, 0);
         static final ReleaseReply NOT_OWNER = new ReleaseReply(false, 0);
-        static final ReleaseReply RELEASED_FOR_TURN = new ReleaseReply(true, 0, true);
+        static final ReleaseReply RELEASED_FOR_TURN = new ReleaseReply(true, 0, true, false);
 
         ReleaseReply(boolean wasOwner, long handedOverToken) {
-            this(wasOwner, handedOverToken, false);
+            this(wasOwner, handedOverToken, false, false);
         }
 
         /**
-         * The script returns 1 when released, 2 when released and kept for the woken clients' turn, 0 when the caller
-         * was not the owner, else the next holder's token.
+         * The script returns 1 when released, 2 when released and kept for the woken clients' turn, minus either when
+         * it also registered this client as waiting, 0 when the caller was not the owner, else the next holder's token.
          */
         static ReleaseReply of(Long reply) {
             long value = reply == null ? 0 : reply;
+            if (value < 0) {
+                return new ReleaseReply(true, 0, value == -2, true);
+            }
             return value == 0 ? NOT_OWNER : value == 1 ? RELEASED : value == 2 ? RELEASED_FOR_TURN
                     : new ReleaseReply(true, value);
         }
@@ -223,15 +228,18 @@ final class LockScripts implements LockStore {
      *
      * @param reservedTokens how many fencing tokens the hand-over reserves for this client: the reply's token and the
      *        {@code reservedTokens - 1} after it, which no later holder of the key can get (1: just the next holder's)
+     * @param nextSleepMillis when other clients wait (no hand-over), this client is registered as waiting behind them
+     *        ({@link ReleaseReply#registered()}), for a next thread that sleeps this long at most before it asks
      */
     @Override
-    public ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens) {
+    public ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens,
+            long nextSleepMillis) {
         try {
             return ReleaseReply.of(redis.runAcknowledged(RELEASE, keys.exclusiveKeysEncoded(key), reply -> reply > 2,
                     token -> release(key, nextOwner), "the hand-over", new byte[][] {ScriptRunner.bytes(owner),
                             wakeChannelPrefixBytes, ScriptRunner.bytes(key), CLIENTS_WOKEN_PER_RELEASE_BYTES,
                             ScriptRunner.bytes(nextOwner), number(nextLeaseMillis), FENCE_GRACE_BYTES, clientIdBytes,
-                            TURN_MILLIS_BYTES, reservedTokens == 1 ? ONE : number(reservedTokens)}));
+                            TURN_MILLIS_BYTES, reservedTokens == 1 ? ONE : number(reservedTokens), number(nextSleepMillis)}));
         } catch (ReplicaAckException e) {
             return ReleaseReply.RELEASED;
         }

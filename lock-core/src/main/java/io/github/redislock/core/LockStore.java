@@ -30,8 +30,13 @@ interface LockStore {
      */
     boolean handsOver();
 
-    /** Like {@link #release}, but hands the lock to {@code nextOwner} when no other client waits; see {@link #handsOver}. */
-    ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens);
+    /**
+     * Like {@link #release}, but hands the lock to {@code nextOwner} when no other client waits; see {@link #handsOver}.
+     * When others wait, it may register this client as waiting behind them ({@link ReleaseReply#registered()}), for a
+     * next thread that sleeps at most {@code nextSleepMillis} before it asks.
+     */
+    ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis, int reservedTokens,
+            long nextSleepMillis);
 
     /** Extends {@code owner}'s lease to at least {@code leaseMillis}; whether it still held the lock. */
     boolean renew(String key, String owner, long leaseMillis);

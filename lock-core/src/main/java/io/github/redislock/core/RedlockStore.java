@@ -196,7 +196,7 @@ final class RedlockStore implements LockStore {
 
     @Override
     public ReleaseReply releaseOrHandOver(String key, String owner, String nextOwner, long nextLeaseMillis,
-            int reservedTokens) {
+            int reservedTokens, long nextSleepMillis) {
         return release(key, owner);
     }
 

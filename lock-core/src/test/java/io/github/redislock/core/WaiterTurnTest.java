@@ -7,7 +7,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import io.github.redislock.test.Await;
 import io.github.redislock.test.PerTest;
@@ -167,6 +169,88 @@ class WaiterTurnTest {
                     .as("acquisitions in Redis after the release: the release handed the lock over").isZero();
         }
         assertThat(redis.hasKey(waitersKey())).as("the stale entry pruned").isFalse();
+    }
+
+    @Test
+    void aReleaseThatWakesAnotherClientRegistersItsJvmSoItsNextThreadAsksRedisOnlyWhenWoken() throws Exception {
+        RedisLockTemplate other = clients.lockTemplate();
+        Await.until(() -> live.isListening() && other.isListening(), Duration.ofSeconds(10), "both clients to subscribe");
+        LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
+            Thread[] nextThread = new Thread[1];
+            CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
+                nextThread[0] = Thread.currentThread();
+                try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return taken.fencingToken();
+                }
+            });
+            Await.until(() -> nextThread[0] != null && nextThread[0].getState() == Thread.State.TIMED_WAITING,
+                    Duration.ofSeconds(5), "the next thread queues locally");
+            CompletableFuture<Long> otherClient = CompletableFuture.supplyAsync(() -> {
+                try (LockHandle taken = other.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    return taken.fencingToken();
+                }
+            });
+            Await.until(() -> waiters().equals(List.of(other.clientId())), Duration.ofSeconds(5), "the other client registers");
+
+            held.release();
+            // the release woke the other client, and registered this JVM behind it for the next thread
+            long othersToken = otherClient.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
+            long nextToken = next.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertThat(othersToken).as("the waiting client goes first").isGreaterThan(held.fencingToken());
+            assertThat(nextToken).as("then the next thread, woken by its release").isGreaterThan(othersToken);
+            Predicate<String> nextThreadsAsking = RedisMonitor.evalsha(LockScripts.ACQUIRE, live.clientId());
+            // MONITOR's lines arrive on a connection of their own, maybe after the clients' replies
+            monitor.awaitCount(nextThreadsAsking, 1, Duration.ofSeconds(5), "the next thread's acquisition");
+            assertThat(monitor.count(nextThreadsAsking))
+                    .as("acquisition calls of the next thread: it slept until the other client's release woke it, "
+                            + "instead of first asking only to be told to wait").isEqualTo(1);
+            assertThat(redis.hasKey(waitersKey())).as("no waiter entry left").isFalse();
+        } finally {
+            if (held.isHeld()) {
+                held.release();
+            }
+        }
+    }
+
+    @Test
+    void aJvmRegisteredByItsReleaseWhoseNextThreadGivesUpLeavesNoWaiterEntryBehind() throws Exception {
+        RedisLockTemplate other = clients.lockTemplate();
+        Await.until(() -> live.isListening() && other.isListening(), Duration.ofSeconds(10), "both clients to subscribe");
+        LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
+        CountDownLatch othersTurnEnds = new CountDownLatch(1);
+        try {
+            Thread[] nextThread = new Thread[1];
+            CompletableFuture<Void> givesUp = CompletableFuture.runAsync(() -> {
+                nextThread[0] = Thread.currentThread();
+                assertThatThrownBy(() -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(1500))))
+                        .isInstanceOf(LockNotAcquiredException.class);
+            });
+            Await.until(() -> nextThread[0] != null && nextThread[0].getState() == Thread.State.TIMED_WAITING,
+                    Duration.ofSeconds(5), "the next thread queues locally");
+            CompletableFuture<Void> othersHold = new CompletableFuture<>();
+            CompletableFuture.runAsync(() -> {
+                try (LockHandle taken = other.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+                    othersHold.complete(null);
+                    othersTurnEnds.await();
+                } catch (Throwable e) {
+                    othersHold.completeExceptionally(e);
+                }
+            });
+            Await.until(() -> waiters().equals(List.of(other.clientId())), Duration.ofSeconds(5), "the other client registers");
+            held.release();
+            othersHold.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertThat(waiters()).as("the releasing JVM, registered for its next thread").containsExactly(live.clientId());
+            givesUp.get(5, TimeUnit.SECONDS);
+            // withdrawn, not left to go stale
+            Await.until(() -> !redis.hasKey(waitersKey()), Duration.ofSeconds(2), "the JVM's waiter entry withdrawn");
+            assertThat(live.diagnostics().localLockCount()).isZero();
+        } finally {
+            othersTurnEnds.countDown();
+            if (held.isHeld()) {
+                held.release();
+            }
+        }
     }
 
     @Test
