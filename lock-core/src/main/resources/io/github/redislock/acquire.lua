@@ -7,8 +7,7 @@
 -- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success),
 -- ARGV[7] how many of the longest-waiting clients a turn belongs to (see release.lua)
 -- Redlock nodes only: KEYS[5] the node's restart marker (its value: '<run_id> <ms>', the node process that wrote
--- it and that process's clock in ms before which it grants nothing), ARGV[8] the restart delay in ms, ARGV[9] '1'
--- when the holder's watchdog puts its own lock back
+-- it and that process's clock in ms before which it grants nothing), ARGV[8] the restart delay in ms
 -- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0),
 -- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms).
 -- A Redlock node may have forgotten locks it granted: without its marker it came back empty (restarted without
@@ -17,8 +16,8 @@
 -- granted after it was written. Either way it grants nothing for the restart delay (the longest lease any client
 -- takes), from its start (a restart) or from now (no marker), until every lock it may have held has expired
 -- (antirez's delayed restart). The run_id and uptime come from INFO server, read only when the node would grant.
--- Meanwhile the watchdog of a holder whose lease is still valid may put that holder's lock back: that gives the
--- lock to nobody new.
+-- Meanwhile the watchdog of a holder whose lease is still valid may put that holder's lock back
+-- (redlock-repair-many.lua): that gives the lock to nobody new.
 -- A lock whose value is '~turn' was just released while other clients waited: for a short while only the
 -- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
 -- thread) cannot overtake them.
@@ -57,7 +56,7 @@ local function restart_delay_left()
   if value ~= marker then
     redis.call('SET', KEYS[5], value)
   end
-  if nowMs < notBefore and ARGV[9] ~= '1' then
+  if nowMs < notBefore then
     return notBefore - nowMs
   end
   return 0

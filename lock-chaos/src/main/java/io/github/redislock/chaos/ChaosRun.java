@@ -29,7 +29,8 @@ import io.github.redislock.test.RedisServerProcess;
  * holders and waiting JVMs; a {@link FairQueueMonitor} checks the fair lock's grants against its queue in Redis.
  * <p>
  * The Sentinel failover scenarios ({@link SentinelFailover}) follow, {@code -Dchaos.failover-trials=10} trials each,
- * then thousands of locks on a Cluster with a frozen master ({@link ManyLocksFrozenNode}).
+ * then thousands of locks on a Cluster with a frozen master ({@link ManyLocksFrozenNode}), and thousands of Redlock locks
+ * on a bare majority while a master restarts from an RDB snapshot ({@link RedlockSnapshotRestart}).
  * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
  * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
@@ -300,9 +301,10 @@ public final class ChaosRun implements AutoCloseable {
             List<SentinelFailover.Outcome> failovers = SentinelFailover.all(failoverTrials, System.getProperty("chaos.only", ""));
             List<RedlockFrozenNode.Outcome> frozen = RedlockFrozenNode.all(System.getProperty("chaos.only", ""));
             List<ManyLocksFrozenNode.Outcome> manyLocks = ManyLocksFrozenNode.all(System.getProperty("chaos.only", ""));
+            List<RedlockSnapshotRestart.Outcome> snapshotRestarts = RedlockSnapshotRestart.all(System.getProperty("chaos.only", ""));
             String report = report(outcomes, repetitions) + (failovers.isEmpty() ? "" : SentinelFailover.report(failovers))
                     + (manyLocks.isEmpty() ? "" : ManyLocksFrozenNode.report(manyLocks))
-                    + RedlockFrozenNode.report(frozen);
+                    + RedlockFrozenNode.report(frozen) + RedlockSnapshotRestart.report(snapshotRestarts);
             System.out.println(report);
             String docs = System.getProperty("chaos.docs", "docs");
             if (!docs.isEmpty()) {
@@ -314,6 +316,7 @@ public final class ChaosRun implements AutoCloseable {
             failovers.forEach(failover -> failures.addAll(failover.failures()));
             frozen.forEach(outcome -> failures.addAll(outcome.failures()));
             manyLocks.forEach(manyLock -> failures.addAll(manyLock.failures()));
+            snapshotRestarts.forEach(restart -> failures.addAll(restart.failures()));
             if (!failures.isEmpty()) {
                 System.err.println("FAILED: " + failures);
                 System.exit(1);

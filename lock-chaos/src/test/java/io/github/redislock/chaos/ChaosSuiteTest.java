@@ -65,7 +65,8 @@ class ChaosSuiteTest {
      * Issue 21's fault classes: a waiting JVM of the semaphore and of the fair lock stopped across a release, one of
      * the exclusive and of the fair lock cut off with its pub/sub connection let through after its commands (the fair
      * lock's stale hand-over message, issue 21 item 1), and the single Redis restarted from an RDB snapshot. Redlock's
-     * restart from a snapshot runs in the full run.
+     * restart from a snapshot runs in the full run on a hot key, and here with thousands of held locks
+     * ({@link RedlockSnapshotRestartTest}).
      */
     @Test
     void stalledWaitersAndARestartFromASnapshotKeepEachLocksPromise() throws Exception {

@@ -50,6 +50,7 @@ final class LockScripts implements LockStore {
     static final RedisScript<Long> RENEW = load("renew");
     static final RedisScript<String> RENEW_MANY = load("renew-many", String.class);
     static final RedisScript<String> RW_READ_RENEW_MANY = load("rw-read-renew-many", String.class);
+    static final RedisScript<String> REDLOCK_REPAIR_MANY = load("redlock-repair-many", String.class);
     static final RedisScript<Long> LEAVE = load("leave");
     static final RedisScript<Long> TURN_ENDED = load("turn-ended");
     static final RedisScript<Long> RW_READ_ACQUIRE = load("rw-read-acquire");
@@ -194,17 +195,15 @@ final class LockScripts implements LockStore {
      * Like {@link #acquire}, on a Redlock node: a node without its restart marker ({@code marker}) came back empty or
      * is new, one whose marker another process of it wrote (another {@code run_id}) restarted, maybe from persisted
      * data; either grants nothing for {@code restartDelayMillis} (see {@code acquire.lua}).
-     *
-     * @param repair whether this is the holder's watchdog putting its own lock back, let through during the delay
      */
     AcquireReply redlockAcquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered,
-            String marker, long restartDelayMillis, boolean repair) {
+            String marker, long restartDelayMillis) {
         byte[][] lockKeys = keys.exclusiveKeysEncoded(key);
         byte[][] withMarker = java.util.Arrays.copyOf(lockKeys, lockKeys.length + 1);
         withMarker[lockKeys.length] = ScriptRunner.bytes(marker);
         return AcquireReply.of(redis.run(ACQUIRE, withMarker, new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis),
                 clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO, CLIENTS_WOKEN_PER_RELEASE_BYTES,
-                number(restartDelayMillis), repair ? ONE : ZERO}));
+                number(restartDelayMillis)}));
     }
 
     /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */
@@ -264,6 +263,25 @@ final class LockScripts implements LockStore {
     @Override
     public Renewer.Many renewMany() {
         return BatchRenewal.of(redis, RENEW_MANY, key -> List.of(keys.lock(key)));
+    }
+
+    /**
+     * On a Redlock node, puts back in one call each holding its renewal found gone there, where the key is free
+     * ({@code redlock-repair-many.lua}), also during the node's restart delay.
+     *
+     * @return per holding, in order, '1' when its owner holds it there now, '0' when another owner does
+     */
+    String redlockRepairMany(List<String> lockKeys, List<String> owners, List<Long> leaseMillis) {
+        List<String> scriptKeys = new java.util.ArrayList<>(2 * lockKeys.size());
+        String[] args = new String[1 + 2 * lockKeys.size()];
+        args[0] = FENCE_GRACE;
+        for (int i = 0; i < lockKeys.size(); i++) {
+            scriptKeys.add(keys.lock(lockKeys.get(i)));
+            scriptKeys.add(keys.fence(lockKeys.get(i)));
+            args[1 + 2 * i] = owners.get(i);
+            args[2 + 2 * i] = Long.toString(leaseMillis.get(i));
+        }
+        return redis.runForText(REDLOCK_REPAIR_MANY, scriptKeys, args);
     }
 
     /**

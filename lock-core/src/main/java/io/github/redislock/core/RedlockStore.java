@@ -27,8 +27,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * An acquisition holds when a majority granted it and time is left of its lease (validity = lease − the time it
  * took − the drift allowance, which is the engine's {@link LocalLock#safetyMarginNanos}); otherwise it is released
  * on the nodes and tried again after a random 10-30 ms, or at once when a node announces a release. The fencing token
- * is the highest of the majority's, written back to a majority's counters. A renewal that finds a node without the
- * lock asks it to grant it again (a node that restarted empty), never after the holder's release began: a release
+ * is the highest of the majority's, written back to a majority's counters. A renewal that finds a node without
+ * locks puts them back there (a node that restarted or was flushed), in one {@code redlock-repair-many.lua} call for
+ * the batch, never after the holder's release began: a release
  * and a renewal of one owner are serialized node by node, so a late renewal cannot put back a released lock.
  * Restart detection (run_id marker and restart delay) is {@code acquire.lua}'s; see {@link RedlockTemplate}.
  */
@@ -90,7 +91,7 @@ final class RedlockStore implements LockStore {
         long retryMillis = sleepMillis == 0 ? 0 : RETRY_MAX_MILLIS;
         // settled when a majority granted, refused (held by another owner) or failed; a split waits for the rest
         Replies<AcquireReply> grants = nodes.callAll(node -> noteRestart(node, node.scripts().redlockAcquire(key, owner,
-                leaseMillis, retryMillis, registered, restartMarker, restartDelayMillis, false)), deadline,
+                leaseMillis, retryMillis, registered, restartMarker, restartDelayMillis)), deadline,
                 r -> r.count(AcquireReply::acquired) >= quorum || r.count(reply -> !reply.acquired()) >= quorum
                         || r.failed() >= quorum);
         String failure;
@@ -235,11 +236,7 @@ final class RedlockStore implements LockStore {
             }
             Replies<String> replies = nodes.callAll(node -> {
                 Renewer.Replies outcomes = node.scripts().renewMany().renew(keyList, owners, leaseMillis);
-                for (int i = 0; i < count; i++) {
-                    if (outcomes.outcomes().charAt(i) == Renewer.Replies.GONE) {
-                        repair(node, keyList.get(i), owners.get(i), leaseMillis[i], holders.get(i));
-                    }
-                }
+                repair(node, keyList, owners, leaseMillis, holders, outcomes.outcomes());
                 return outcomes.outcomes();
             }, System.nanoTime() + renewalReplyNanos(shortest), r -> nodes.restStalled(r) || decided(r.values(), count));
             StringBuilder outcomes = new StringBuilder(count);
@@ -279,18 +276,31 @@ final class RedlockStore implements LockStore {
     }
 
     /**
-     * Puts the holder's lock back on a node that no longer has it, if it is free there (also on a node sitting out
-     * its restart delay: the holder's lease is still valid), unless the holder began releasing it.
+     * Puts the holders' locks back on a node whose renewal found them gone ({@code outcomes}), where they are free
+     * there (also on a node sitting out its restart delay: the holders' leases are still valid), unless a holder
+     * began releasing its lock; in one call for the batch. What is put back counts at the next renewal, not this one:
+     * a lock a majority lost is lost.
      */
-    private void repair(Node node, String key, String owner, long leaseMillis, @Nullable Holder holder) {
-        if (holder == null || !holder.startRepair(node.name())) {
+    private void repair(Node node, List<String> keys, List<String> owners, long[] leaseMillis, List<@Nullable Holder> holders,
+            String outcomes) {
+        List<Integer> gone = new java.util.ArrayList<>();
+        for (int i = 0; i < outcomes.length(); i++) {
+            Holder holder = holders.get(i);
+            if (outcomes.charAt(i) == Renewer.Replies.GONE && holder != null && holder.startRepair(node.name())) {
+                gone.add(i);
+            }
+        }
+        if (gone.isEmpty()) {
             return;
         }
         try {
-            noteRestart(node, node.scripts().redlockAcquire(key, owner, leaseMillis, 0, false, restartMarker,
-                    restartDelayMillis, true));
+            node.scripts().redlockRepairMany(gone.stream().map(keys::get).toList(), gone.stream().map(owners::get).toList(),
+                    gone.stream().map(i -> leaseMillis[i]).toList());
+        } catch (RuntimeException e) {
+            log.debug("Could not put {} locks back on Redlock node {}; the next renewal tries again", gone.size(),
+                    node.name(), e);
         } finally {
-            holder.endRepair(node.name());
+            gone.forEach(i -> holders.get(i).endRepair(node.name()));
         }
     }
 

@@ -1,0 +1,332 @@
+package io.github.redislock.chaos;
+
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.redislock.core.LockHandle;
+import io.github.redislock.core.LockLostException;
+import io.github.redislock.core.LockOptions;
+import io.github.redislock.core.RedisLockConfig;
+import io.github.redislock.core.RedlockTemplate;
+import io.github.redislock.test.RedisNodes;
+import io.github.redislock.test.RedisServerProcess;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+
+/**
+ * "Redlock, 3 masters: many locks held on a bare majority, a master restarted from an RDB snapshot": the fault the
+ * second safety review found with one lock, at the scale users run. One client (the holder) cannot reach master 2 (a
+ * partition: its connections to it are refused) and takes thousands of watchdog-renewed locks on distinct keys on the
+ * other two, a bare majority. Master 3 saves an RDB snapshot when half of them are taken, is killed with SIGKILL after
+ * the rest, and restarts from the snapshot: it has forgotten every lock taken after the snapshot, and holds the older
+ * ones with the expiries they had then. A second client (the contender), which reaches all three masters, meanwhile
+ * tries keys from both halves: master 2 grants them, so a restarted master 3 that granted too would make a second
+ * holder. Promised: no key granted to the contender while its holder says {@code isHeld()}; no lock lost (the holder's
+ * watchdog puts its locks back on master 3, which its restart delay lets through for a holder whose lease is valid);
+ * every lock back on master 3 within a lease of the kill; and after the releases the contender takes the keys.
+ */
+public final class RedlockSnapshotRestart {
+
+    static final String NAME = "Redlock, 3 masters: many locks held on a bare majority, a master restarted from an RDB snapshot";
+    static final Duration NODE_TIMEOUT = Duration.ofMillis(500);
+    static final int THREADS = 8;
+    /** How many of the held keys the contender tries, each once per round. */
+    static final int SAMPLE = 200;
+    /** How long after the snapshot the master is killed: within the lease, so the snapshot's locks are still valid. */
+    static final long KILL_AFTER_SNAPSHOT_MILLIS = 500;
+
+    /** What one run showed. */
+    record Outcome(String scenario, int locks, long leaseMillis, int inSnapshot, int lost, int contenderTries,
+            int secondHolders, int grantedWhileNotHeld, int missingOnRestarted, long restartMillis, long allBackMillis,
+            long releaseAllMillis, int grantedAfterRelease, List<String> errors) {
+
+        List<String> failures() {
+            List<String> failures = new ArrayList<>(errors);
+            if (secondHolders > 0) {
+                failures.add(scenario + ": " + secondHolders + " keys granted to the contender while their holder held them");
+            }
+            if (lost > 0) {
+                failures.add(scenario + ": " + lost + " locks lost");
+            }
+            if (missingOnRestarted > 0) {
+                failures.add(scenario + ": " + missingOnRestarted + " held locks not back on the restarted master");
+            } else if (allBackMillis > leaseMillis) {
+                failures.add(scenario + ": the held locks were back on the restarted master only " + allBackMillis
+                        + " ms after the kill, more than a lease");
+            }
+            if (grantedAfterRelease < Math.min(SAMPLE, locks)) {
+                failures.add(scenario + ": only " + grantedAfterRelease + " released keys granted to the contender");
+            }
+            return failures;
+        }
+    }
+
+    private RedlockSnapshotRestart() {
+    }
+
+    /** The scenario, unless {@code only} is set and not part of its name. */
+    static List<Outcome> all(String only) throws Exception {
+        if (!NAME.contains(only)) {
+            return List.of();
+        }
+        List<Outcome> outcomes = new ArrayList<>();
+        for (String count : System.getProperty("chaos.redlock-snapshot-locks", "10000,30000").split(",")) {
+            int locks = Integer.parseInt(count.trim());
+            outcomes.add(run(locks, Long.getLong("chaos.redlock-snapshot-lease", leaseFor(locks))));
+        }
+        return outcomes;
+    }
+
+    /**
+     * The watchdog lease for {@code locks}: 3 s, longer beyond {@link ManyLocksFrozenNode#LOCKS_PER_LEASE_SECOND} locks
+     * per second of lease (6 s for 30,000), as renewing them all every third of the lease on a loaded 2-core machine
+     * with the three masters is work that grows with locks per lease.
+     */
+    static long leaseFor(int locks) {
+        return Math.max(3_000, 1000L * locks / ManyLocksFrozenNode.LOCKS_PER_LEASE_SECOND);
+    }
+
+    static Outcome run(int locks, long leaseMillis) throws Exception {
+        // the holder's subscription to the master it cannot reach fails every half second, each a logged stack trace
+        System.setProperty("org.slf4j.simpleLogger.log." + RedisMessageListenerContainer.class.getName(), "off");
+        List<String> errors = new ArrayList<>();
+        List<JedisConnectionFactory> factories = new ArrayList<>();
+        ExecutorService holders = Executors.newFixedThreadPool(THREADS);
+        try (RedisNodes nodes = RedisNodes.start(3)) {
+            RedisServerProcess restarted = nodes.node(2);
+            RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis));
+            // the holder's way to master 2 is a port nobody listens on: refused at once, as across a partition
+            int unreachable = RedisServerProcess.freePort();
+            RedlockTemplate holder = template(List.of(nodes.node(0).port(), unreachable, restarted.port()), config, factories);
+            RedlockTemplate contender = template(List.of(nodes.node(0).port(), nodes.node(1).port(), restarted.port()),
+                    config, factories);
+            AtomicInteger lost = new AtomicInteger();
+            holder.addLockLostListener((lock, reason) -> lost.incrementAndGet());
+            Map<String, LockHandle> held = new ConcurrentHashMap<>();
+            CountDownLatch firstHalf = new CountDownLatch(THREADS);
+            CountDownLatch snapshotSaved = new CountDownLatch(1);
+            CountDownLatch acquired = new CountDownLatch(THREADS);
+            CountDownLatch release = new CountDownLatch(1);
+            AtomicInteger lostAtRelease = new AtomicInteger();
+            List<Future<?>> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int first = t;
+                // each thread takes its share and later releases it (a handle is released by the thread that took it)
+                threads.add(holders.submit(() -> {
+                    List<LockHandle> mine = new ArrayList<>();
+                    try {
+                        for (int i = first; i < locks; i += THREADS) {
+                            if (i >= locks / 2 && firstHalf.getCount() > 0) {
+                                firstHalf.countDown();
+                                snapshotSaved.await();
+                            }
+                            LockHandle handle = holder.acquire(key(i), LockOptions.waitFor(Duration.ofSeconds(30)));
+                            mine.add(handle);
+                            held.put(key(i), handle);
+                        }
+                    } finally {
+                        if (firstHalf.getCount() > 0) {
+                            firstHalf.countDown();
+                        }
+                        acquired.countDown();
+                    }
+                    release.await();
+                    for (LockHandle handle : mine) {
+                        try {
+                            handle.release();
+                        } catch (LockLostException e) {
+                            lostAtRelease.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            firstHalf.await();
+            restarted.command("SAVE");
+            snapshotSaved.countDown();
+            int inSnapshot = held.size();
+            acquired.await();
+            if (held.size() < locks) {
+                errors.add(NAME + ": only " + held.size() + " of " + locks + " locks acquired");
+            }
+            System.out.println(NAME + ": " + held.size() + " locks held, " + inSnapshot + " of them in the snapshot");
+            Thread.sleep(KILL_AFTER_SNAPSHOT_MILLIS);
+
+            long killedAt = System.nanoTime();
+            restarted.kill();
+            restarted.restart();
+            long restartMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+            // how long after the kill the holder's watchdog has every lock back on the restarted master
+            AtomicLong allBackMillis = new AtomicLong(-1);
+            Thread watch = new Thread(() -> {
+                try {
+                    while (missing(restarted, held.keySet(), holder.clientId()) > 0) {
+                        Thread.sleep(50);
+                    }
+                    allBackMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
+                } catch (InterruptedException | RuntimeException e) {
+                    // stopped at the end of the checks, or the master did not answer: not all back
+                }
+            }, "snapshot-restart-watch");
+            watch.start();
+
+            // the contender tries the sample round after round, from the restart until a second past the restart delay
+            List<String> sample = new ArrayList<>();
+            for (int i = 0; i < Math.min(SAMPLE, locks); i++) {
+                sample.add(key((int) ((long) i * locks / Math.min(SAMPLE, locks))));
+            }
+            int tries = 0;
+            int secondHolders = 0;
+            int grantedWhileNotHeld = 0;
+            long tryUntil = killedAt + TimeUnit.MILLISECONDS.toNanos(leaseMillis + 1000);
+            while (System.nanoTime() - tryUntil < 0) {
+                for (String key : sample) {
+                    tries++;
+                    try {
+                        var grant = contender.tryAcquire(key, LockOptions.tryOnce());
+                        if (grant.isPresent()) {
+                            LockHandle holding = held.get(key);
+                            if (holding != null && holding.isHeld()) {
+                                secondHolders++;
+                            } else {
+                                grantedWhileNotHeld++;
+                            }
+                            grant.get().release();
+                        }
+                    } catch (RuntimeException e) {
+                        errors.add(NAME + ": the contender's try failed: " + e);
+                    }
+                }
+            }
+            // one more renewal period: every lock the restarted master forgot is put back by then
+            Thread.sleep(leaseMillis / 3 + 500);
+            int notHeld = (int) held.values().stream().filter(handle -> !handle.isHeld()).count();
+            int missing = missing(restarted, held.keySet(), holder.clientId());
+            watch.interrupt();
+            watch.join();
+
+            long releasing = System.nanoTime();
+            release.countDown();
+            for (Future<?> thread : threads) {
+                thread.get(5, TimeUnit.MINUTES);
+            }
+            long releaseAllMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasing);
+            int afterRelease = 0;
+            for (String key : sample) {
+                var grant = contender.tryAcquire(key, LockOptions.waitFor(Duration.ofSeconds(5)));
+                if (grant.isPresent()) {
+                    afterRelease++;
+                    grant.get().release();
+                }
+            }
+            holder.close();
+            contender.close();
+            return new Outcome(NAME, locks, leaseMillis, inSnapshot, Math.max(Math.max(lost.get(), notHeld), lostAtRelease.get()),
+                    tries, secondHolders, grantedWhileNotHeld, missing, restartMillis, allBackMillis.get(), releaseAllMillis,
+                    afterRelease, errors);
+        } finally {
+            holders.shutdownNow();
+            factories.forEach(JedisConnectionFactory::destroy);
+        }
+    }
+
+    private static String key(int i) {
+        return "snapshot:" + i;
+    }
+
+    /** How many of {@code keys} the node does not hold for {@code clientId}. */
+    private static int missing(RedisServerProcess node, Set<String> keys, String clientId) {
+        List<String> redisKeys = keys.stream().map(key -> "redis-lock:{" + key + "}").toList();
+        Set<String> missing = new HashSet<>();
+        for (int from = 0; from < redisKeys.size(); from += 1000) {
+            List<String> batch = redisKeys.subList(from, Math.min(redisKeys.size(), from + 1000));
+            List<String> command = new ArrayList<>(batch.size() + 1);
+            command.add("MGET");
+            command.addAll(batch);
+            String[] values = node.command(command.toArray(String[]::new)).split("\n", -1);
+            for (int i = 0; i < batch.size(); i++) {
+                if (i >= values.length || !values[i].startsWith(clientId)) {
+                    missing.add(batch.get(i));
+                }
+            }
+        }
+        return missing.size();
+    }
+
+    private static RedlockTemplate template(List<Integer> ports, RedisLockConfig config, List<JedisConnectionFactory> factories) {
+        Map<String, StringRedisTemplate> clients = new LinkedHashMap<>();
+        for (int port : ports) {
+            JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port),
+                    JedisClientConfiguration.builder().connectTimeout(NODE_TIMEOUT).readTimeout(NODE_TIMEOUT).usePooling().build());
+            factory.afterPropertiesSet();
+            factory.start();
+            factories.add(factory);
+            clients.put("127.0.0.1:" + port, new StringRedisTemplate(factory));
+        }
+        return new RedlockTemplate(clients, config, NODE_TIMEOUT);
+    }
+
+    static String report(List<Outcome> outcomes) {
+        if (outcomes.isEmpty()) {
+            return "";
+        }
+        StringBuilder md = new StringBuilder("\n## Redlock: many locks on a bare majority, a master restarted from a snapshot\n\n");
+        md.append("Run on ").append(LocalDate.now()).append(". One client holds many locks on distinct keys (")
+                .append(THREADS).append(" threads took them; watchdog lease in the table, by default 1 s per 5,000 locks and at least 3 s; ")
+                .append("restart delay the same) over 3 independent masters (Jedis, node timeout ")
+                .append(NODE_TIMEOUT.toMillis()).append(" ms), but cannot reach master 2 (its connections are refused): ")
+                .append("each lock is on a bare majority, masters 1 and 3. Master 3 saves an RDB snapshot when half the ")
+                .append("locks are taken, is killed with SIGKILL ").append(KILL_AFTER_SNAPSHOT_MILLIS)
+                .append(" ms after the rest and restarts from the snapshot, which lacks the later locks. From the restart ")
+                .append("until a second past the restart delay, a second client that reaches all three masters tries ")
+                .append(SAMPLE).append(" of the held keys, round after round: master 2 grants each, so a restarted master ")
+                .append("that granted too would give it a majority. Promised: none granted while its holder says ")
+                .append("`isHeld()`, no lock lost, every lock back on the restarted master within a lease of the kill (the ")
+                .append("holder's watchdog puts it back), and the keys granted to the second client after the releases. ")
+                .append("\"All back on it after\" is the time from the kill until the restarted master had every held lock ")
+                .append("again, looked at every 50 ms.\n\n");
+        md.append("| scenario | locks | lease (ms) | in the snapshot | restart (ms) | second client's tries | granted while held | "
+                + "granted, holder had lost it | lost | missing on the restarted master | all back on it after (ms) | "
+                + "all releases (ms) | granted after the releases | verdict |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (Outcome o : outcomes) {
+            md.append("| ").append(o.scenario()).append(" | ").append(o.locks()).append(" | ").append(o.leaseMillis())
+                    .append(" | ").append(o.inSnapshot())
+                    .append(" | ").append(o.restartMillis()).append(" | ").append(o.contenderTries()).append(" | ")
+                    .append(o.secondHolders()).append(" | ").append(o.grantedWhileNotHeld()).append(" | ").append(o.lost())
+                    .append(" | ").append(o.missingOnRestarted()).append(" | ")
+                    .append(o.allBackMillis() < 0 ? "–" : String.valueOf(o.allBackMillis())).append(" | ")
+                    .append(o.releaseAllMillis()).append(" | ")
+                    .append(o.grantedAfterRelease()).append(" | ")
+                    .append(o.failures().isEmpty() ? "pass" : "FAIL: " + String.join("; ", o.failures())).append(" |\n");
+        }
+        return md.toString();
+    }
+
+    /**
+     * Runs the scenario alone: {@code -Dchaos.redlock-snapshot-locks=10000,30000} (the counts, one run each) and
+     * {@code -Dchaos.redlock-snapshot-lease} (ms; else {@link #leaseFor}).
+     */
+    public static void main(String[] args) throws Exception {
+        List<Outcome> outcomes = all("");
+        System.out.println(report(outcomes));
+        System.exit(outcomes.stream().allMatch(outcome -> outcome.failures().isEmpty()) ? 0 : 1);
+    }
+}

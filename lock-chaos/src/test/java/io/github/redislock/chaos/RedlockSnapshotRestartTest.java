@@ -1,0 +1,25 @@
+package io.github.redislock.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RedlockSnapshotRestart} inside {@code ./mvnw verify}, as the full run has it: 10,000 locks held on a bare
+ * majority of 3 Redlock masters while one restarts from an RDB snapshot that lacks half of them. (Put back one lock per
+ * script call, the renewals lost about 6,000 of them within the 3 s lease, and the master never had them all back.)
+ */
+class RedlockSnapshotRestartTest {
+
+    @Test
+    void aMasterRestartedFromASnapshotGrantsNoHeldKeyAndGetsEveryLockBack() throws Exception {
+        int locks = Integer.getInteger("chaos.short-redlock-snapshot-locks", 10_000);
+        RedlockSnapshotRestart.Outcome outcome = RedlockSnapshotRestart.run(locks, RedlockSnapshotRestart.leaseFor(locks));
+        System.out.println(RedlockSnapshotRestart.report(List.of(outcome)));
+        assertThat(outcome.inSnapshot()).as("locks in the snapshot").isPositive().isLessThan(outcome.locks());
+        assertThat(outcome.contenderTries()).as("the second client's tries").isPositive();
+        assertThat(outcome.failures()).isEmpty();
+    }
+}
