@@ -23,43 +23,15 @@
 -- thread) cannot overtake them.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
+-- Uses lib/restart.lua.
 local lease = tonumber(ARGV[2])
 
 -- On a Redlock node, before it grants: how many ms of its restart delay are left (0: none, or not a Redlock node).
-local function restart_delay_left()
+local function delay_left()
   if not KEYS[5] then
     return 0
   end
-  local now = redis.call('TIME')
-  local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  local info = redis.call('INFO', 'server')
-  local runId = string.match(info, 'run_id:(%x+)')
-  local marker = redis.call('GET', KEYS[5])
-  local notBefore
-  if not marker then
-    notBefore = nowMs + tonumber(ARGV[8])
-  else
-    local markedRun, markedNotBefore = string.match(marker, '^(%x+) (%-?%d+)$')
-    if not markedRun then
-      markedNotBefore = marker -- written before markers named their process
-    end
-    notBefore = tonumber(markedNotBefore) or 0
-    if markedRun ~= runId then
-      -- uptime_in_seconds is the difference of two whole seconds (the clock and the start, each rounded down), so it
-      -- can be up to a second more than the real uptime: counted from a second later, this start is no earlier than
-      -- the real one, and the delay is never cut short (it may run up to a second longer)
-      local started = nowMs - (tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) - 1) * 1000
-      notBefore = math.max(notBefore, started + tonumber(ARGV[8]))
-    end
-  end
-  local value = runId .. ' ' .. string.format('%d', notBefore)
-  if value ~= marker then
-    redis.call('SET', KEYS[5], value)
-  end
-  if nowMs < notBefore then
-    return notBefore - nowMs
-  end
-  return 0
+  return restart_delay_left(KEYS[5], ARGV[8])
 end
 
 local function restarting(left)
@@ -74,7 +46,7 @@ local current = redis.call('GET', KEYS[1])
 if current == '~turn' then
   local rank = redis.call('ZRANK', KEYS[3], ARGV[3])
   if rank and rank < tonumber(ARGV[7]) then
-    local left = restart_delay_left()
+    local left = delay_left()
     if left > 0 then
       return restarting(left)
     end
@@ -83,7 +55,7 @@ if current == '~turn' then
     return token_from_clock()
   end
 elseif not current then
-  local left = restart_delay_left()
+  local left = delay_left()
   if left > 0 then
     return restarting(left)
   end

@@ -39,7 +39,8 @@ final class LockScripts implements LockStore {
     /** The libraries a script may use, by path; read before the scripts below, which {@link #load} builds with them. */
     private static final Map<String, String> LIBRARIES = Map.of(
             "lib/fence.lua", read("lib/fence.lua"),
-            "lib/waiters.lua", read("lib/waiters.lua"));
+            "lib/waiters.lua", read("lib/waiters.lua"),
+            "lib/restart.lua", read("lib/restart.lua"));
     /** The names of the functions each library defines, to catch a script calling one without its header line. */
     private static final Map<String, List<String>> LIBRARY_FUNCTIONS = LIBRARIES.entrySet().stream().collect(
             Collectors.toMap(Map.Entry::getKey, library -> Pattern.compile("(?m)^local function (\\w+)")
@@ -267,19 +268,23 @@ final class LockScripts implements LockStore {
 
     /**
      * On a Redlock node, puts back in one call each holding its renewal found gone there, where the key is free
-     * ({@code redlock-repair-many.lua}), also during the node's restart delay.
+     * ({@code redlock-repair-many.lua}), also during the node's restart delay, keeping its restart marker ({@code
+     * marker}) as {@link #redlockAcquire} does.
      *
      * @return per holding, in order, '1' when its owner holds it there now, '0' when another owner does
      */
-    String redlockRepairMany(List<String> lockKeys, List<String> owners, List<Long> leaseMillis) {
-        List<String> scriptKeys = new java.util.ArrayList<>(2 * lockKeys.size());
-        String[] args = new String[1 + 2 * lockKeys.size()];
-        args[0] = FENCE_GRACE;
+    String redlockRepairMany(List<String> lockKeys, List<String> owners, List<Long> leaseMillis, String marker,
+            long restartDelayMillis) {
+        List<String> scriptKeys = new java.util.ArrayList<>(1 + 2 * lockKeys.size());
+        scriptKeys.add(marker);
+        String[] args = new String[2 + 2 * lockKeys.size()];
+        args[0] = Long.toString(restartDelayMillis);
+        args[1] = FENCE_GRACE;
         for (int i = 0; i < lockKeys.size(); i++) {
             scriptKeys.add(keys.lock(lockKeys.get(i)));
             scriptKeys.add(keys.fence(lockKeys.get(i)));
-            args[1 + 2 * i] = owners.get(i);
-            args[2 + 2 * i] = Long.toString(leaseMillis.get(i));
+            args[2 + 2 * i] = owners.get(i);
+            args[3 + 2 * i] = Long.toString(leaseMillis.get(i));
         }
         return redis.runForText(REDLOCK_REPAIR_MANY, scriptKeys, args);
     }

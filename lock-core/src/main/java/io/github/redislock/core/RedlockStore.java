@@ -295,7 +295,7 @@ final class RedlockStore implements LockStore {
         }
         try {
             node.scripts().redlockRepairMany(gone.stream().map(keys::get).toList(), gone.stream().map(owners::get).toList(),
-                    gone.stream().map(i -> leaseMillis[i]).toList());
+                    gone.stream().map(i -> leaseMillis[i]).toList(), restartMarker, restartDelayMillis);
         } catch (RuntimeException e) {
             log.debug("Could not put {} locks back on Redlock node {}; the next renewal tries again", gone.size(),
                     node.name(), e);

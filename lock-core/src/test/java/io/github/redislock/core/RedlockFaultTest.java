@@ -116,6 +116,23 @@ class RedlockFaultTest {
     }
 
     @Test
+    void aLockPutBackOnAFlushedNodeRestartsThatNodesDelayAsAGrantWould() throws Exception {
+        Duration delay = Duration.ofSeconds(3);
+        RedlockTemplate holder = clients.template(RedisLockConfig.defaults().withWatchdogLease(delay));
+        try (LockHandle held = holder.acquire(KEY, LockOptions.tryOnce())) {
+            long flushedAt = Long.parseLong(nodes.node(0).command("TIME").split("\n")[0]) * 1000;
+            nodes.node(0).command("FLUSHALL"); // the lock and the node's restart marker gone, nobody else asking
+            awaitOwner(nodes.node(0), holder.clientId(), Duration.ofSeconds(10));
+            // without its marker back, a client could take a flushed deployment for a new one and grant at once
+            String marker = nodes.node(0).command("GET", "redis-lock:redlock-restart-marker");
+            assertThat(marker).as("the restart marker the put-back wrote").matches("\\p{XDigit}+ \\d+");
+            assertThat(Long.parseLong(marker.split(" ")[1])).as("when node 0 grants again, against the flush plus the delay")
+                    .isGreaterThanOrEqualTo(flushedAt + delay.toMillis());
+            assertThat(held.isHeld()).isTrue();
+        }
+    }
+
+    @Test
     void aRestartedMemberOfABareMajorityGrantsNoSecondHolderUntilItsRestartDelayIsOver() throws Exception {
         Duration lease = Duration.ofSeconds(2);
         RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(lease);
