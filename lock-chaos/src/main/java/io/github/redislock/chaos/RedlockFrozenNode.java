@@ -2,9 +2,7 @@ package io.github.redislock.chaos;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -20,10 +18,7 @@ import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * The full fault run's "many locks, frozen node" scenario on Redlock: one client holds many locks (10,000 by default,
@@ -200,38 +195,17 @@ public final class RedlockFrozenNode {
 
     /** How many held locks some healthy master (0 to 3) no longer has for {@code clientId}. */
     private static int missingOnHealthyNodes(RedisNodes nodes, java.util.Collection<LockHandle> held, String clientId) {
-        List<String> keys = held.stream().map(handle -> "redis-lock:{" + handle.key() + "}").toList();
+        List<String> keys = held.stream().map(LockHandle::key).toList();
         java.util.Set<String> missing = new java.util.HashSet<>();
         for (int n = 0; n < 4; n++) {
-            for (int from = 0; from < keys.size(); from += 1000) {
-                List<String> batch = keys.subList(from, Math.min(keys.size(), from + 1000));
-                String[] command = new String[batch.size() + 1];
-                command[0] = "MGET";
-                for (int i = 0; i < batch.size(); i++) {
-                    command[i + 1] = batch.get(i);
-                }
-                String[] values = nodes.node(n).command(command).split("\n", -1);
-                for (int i = 0; i < batch.size(); i++) {
-                    if (i >= values.length || !values[i].startsWith(clientId)) {
-                        missing.add(batch.get(i));
-                    }
-                }
-            }
+            missing.addAll(RedlockScenarioClients.missing(nodes.node(n), keys, clientId));
         }
         return missing.size();
     }
 
     private static RedlockTemplate template(RedisNodes nodes, RedisLockConfig config, List<JedisConnectionFactory> factories) {
-        Map<String, StringRedisTemplate> clients = new LinkedHashMap<>();
-        for (RedisServerProcess node : nodes.nodes()) {
-            JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(node.host(), node.port()),
-                    JedisClientConfiguration.builder().connectTimeout(NODE_TIMEOUT).readTimeout(NODE_TIMEOUT).usePooling().build());
-            factory.afterPropertiesSet();
-            factory.start();
-            factories.add(factory);
-            clients.put(node.host() + ":" + node.port(), new StringRedisTemplate(factory));
-        }
-        return new RedlockTemplate(clients, config, NODE_TIMEOUT);
+        return RedlockScenarioClients.template(nodes.nodes().stream().map(RedisServerProcess::port).toList(), config,
+                NODE_TIMEOUT, factories);
     }
 
     static String report(List<Outcome> outcomes) {

@@ -3,8 +3,6 @@ package io.github.redislock.chaos;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,10 +22,7 @@ import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
@@ -253,34 +248,11 @@ public final class RedlockSnapshotRestart {
 
     /** How many of {@code keys} the node does not hold for {@code clientId}. */
     private static int missing(RedisServerProcess node, Set<String> keys, String clientId) {
-        List<String> redisKeys = keys.stream().map(key -> "redis-lock:{" + key + "}").toList();
-        Set<String> missing = new HashSet<>();
-        for (int from = 0; from < redisKeys.size(); from += 1000) {
-            List<String> batch = redisKeys.subList(from, Math.min(redisKeys.size(), from + 1000));
-            List<String> command = new ArrayList<>(batch.size() + 1);
-            command.add("MGET");
-            command.addAll(batch);
-            String[] values = node.command(command.toArray(String[]::new)).split("\n", -1);
-            for (int i = 0; i < batch.size(); i++) {
-                if (i >= values.length || !values[i].startsWith(clientId)) {
-                    missing.add(batch.get(i));
-                }
-            }
-        }
-        return missing.size();
+        return RedlockScenarioClients.missing(node, keys, clientId).size();
     }
 
     private static RedlockTemplate template(List<Integer> ports, RedisLockConfig config, List<JedisConnectionFactory> factories) {
-        Map<String, StringRedisTemplate> clients = new LinkedHashMap<>();
-        for (int port : ports) {
-            JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port),
-                    JedisClientConfiguration.builder().connectTimeout(NODE_TIMEOUT).readTimeout(NODE_TIMEOUT).usePooling().build());
-            factory.afterPropertiesSet();
-            factory.start();
-            factories.add(factory);
-            clients.put("127.0.0.1:" + port, new StringRedisTemplate(factory));
-        }
-        return new RedlockTemplate(clients, config, NODE_TIMEOUT);
+        return RedlockScenarioClients.template(ports, config, NODE_TIMEOUT, factories);
     }
 
     static String report(List<Outcome> outcomes) {

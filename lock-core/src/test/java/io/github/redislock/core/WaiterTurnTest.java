@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import io.github.redislock.test.Await;
 import io.github.redislock.test.PerTest;
@@ -84,16 +85,12 @@ class WaiterTurnTest {
             });
             Await.until(() -> waiters().equals(List.of(live.clientId())), Duration.ofSeconds(5), "the first thread registers");
             Double arrival = redis.opsForZSet().score(waitersKey(), live.clientId());
-            Thread[] staysThread = new Thread[1];
-            CompletableFuture<Long> stays = CompletableFuture.supplyAsync(() -> {
-                staysThread[0] = Thread.currentThread();
+            // the second thread queues in its JVM, behind the first (parked on the key's local lock)
+            CompletableFuture<Long> stays = waiting(() -> {
                 try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
                     return System.nanoTime();
                 }
-            });
-            // the second thread queues in its JVM, behind the first (parked on the key's local lock)
-            Await.until(() -> staysThread[0] != null && staysThread[0].getState() == Thread.State.TIMED_WAITING,
-                    Duration.ofSeconds(5), "the second thread queues locally");
+            }, "the second thread queues locally");
             CompletableFuture<Long> laterClient = CompletableFuture.supplyAsync(() -> {
                 try (LockHandle taken = later.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
                     return System.nanoTime();
@@ -153,15 +150,7 @@ class WaiterTurnTest {
         redis.opsForZSet().add(waitersKey(), "dead-client", 1);
         redis.opsForZSet().add(waitersKey() + ":expiry", "dead-client", 2);
         LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
-        Thread[] nextThread = new Thread[1];
-        CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
-            nextThread[0] = Thread.currentThread();
-            try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
-                return taken.fencingToken();
-            }
-        });
-        Await.until(() -> nextThread[0] != null && nextThread[0].getState() == Thread.State.TIMED_WAITING,
-                Duration.ofSeconds(5), "the next thread queues locally");
+        CompletableFuture<Long> next = waiting(() -> tokenOnceHeld(live), "the next thread queues locally");
         try (RedisMonitor monitor = new RedisMonitor(server)) {
             held.release();
             assertThat(next.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
@@ -177,20 +166,8 @@ class WaiterTurnTest {
         Await.until(() -> live.isListening() && other.isListening(), Duration.ofSeconds(10), "both clients to subscribe");
         LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
         try (RedisMonitor monitor = new RedisMonitor(server)) {
-            Thread[] nextThread = new Thread[1];
-            CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
-                nextThread[0] = Thread.currentThread();
-                try (LockHandle taken = live.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
-                    return taken.fencingToken();
-                }
-            });
-            Await.until(() -> nextThread[0] != null && nextThread[0].getState() == Thread.State.TIMED_WAITING,
-                    Duration.ofSeconds(5), "the next thread queues locally");
-            CompletableFuture<Long> otherClient = CompletableFuture.supplyAsync(() -> {
-                try (LockHandle taken = other.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
-                    return taken.fencingToken();
-                }
-            });
+            CompletableFuture<Long> next = waiting(() -> tokenOnceHeld(live), "the next thread queues locally");
+            CompletableFuture<Long> otherClient = CompletableFuture.supplyAsync(() -> tokenOnceHeld(other));
             Await.until(() -> waiters().equals(List.of(other.clientId())), Duration.ofSeconds(5), "the other client registers");
 
             held.release();
@@ -220,14 +197,11 @@ class WaiterTurnTest {
         LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
         CountDownLatch othersTurnEnds = new CountDownLatch(1);
         try {
-            Thread[] nextThread = new Thread[1];
-            CompletableFuture<Void> givesUp = CompletableFuture.runAsync(() -> {
-                nextThread[0] = Thread.currentThread();
+            CompletableFuture<Boolean> givesUp = waiting(() -> {
                 assertThatThrownBy(() -> live.acquire(key, LockOptions.waitFor(Duration.ofMillis(1500))))
                         .isInstanceOf(LockNotAcquiredException.class);
-            });
-            Await.until(() -> nextThread[0] != null && nextThread[0].getState() == Thread.State.TIMED_WAITING,
-                    Duration.ofSeconds(5), "the next thread queues locally");
+                return true;
+            }, "the next thread queues locally");
             CompletableFuture<Void> othersHold = new CompletableFuture<>();
             CompletableFuture.runAsync(() -> {
                 try (LockHandle taken = other.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
@@ -323,6 +297,24 @@ class WaiterTurnTest {
             if (held.isHeld()) {
                 held.release();
             }
+        }
+    }
+
+    /** Runs {@code wait} on a thread of its own, and returns once that thread waits (queued on the key's local lock). */
+    private static <T> CompletableFuture<T> waiting(Supplier<T> wait, String what) throws InterruptedException {
+        Thread[] thread = new Thread[1];
+        CompletableFuture<T> result = CompletableFuture.supplyAsync(() -> {
+            thread[0] = Thread.currentThread();
+            return wait.get();
+        });
+        Await.until(() -> thread[0] != null && thread[0].getState() == Thread.State.TIMED_WAITING, Duration.ofSeconds(5), what);
+        return result;
+    }
+
+    /** Takes the key's lock with {@code template}, waiting up to {@link #LONG_WAIT}, and releases it; its fencing token. */
+    private long tokenOnceHeld(RedisLockTemplate template) {
+        try (LockHandle taken = template.acquire(key, LockOptions.waitFor(LONG_WAIT))) {
+            return taken.fencingToken();
         }
     }
 
