@@ -5,7 +5,6 @@ import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -109,9 +108,10 @@ public final class RedlockSnapshotRestart {
             RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis));
             // the holder's way to master 2 is a port nobody listens on: refused at once, as across a partition
             int unreachable = RedisServerProcess.freePort();
-            RedlockTemplate holder = template(List.of(nodes.node(0).port(), unreachable, restarted.port()), config, factories);
-            RedlockTemplate contender = template(List.of(nodes.node(0).port(), nodes.node(1).port(), restarted.port()),
-                    config, factories);
+            RedlockTemplate holder = RedlockScenarioClients.template(
+                    List.of(nodes.node(0).port(), unreachable, restarted.port()), config, NODE_TIMEOUT, factories);
+            RedlockTemplate contender = RedlockScenarioClients.template(
+                    List.of(nodes.node(0).port(), nodes.node(1).port(), restarted.port()), config, NODE_TIMEOUT, factories);
             AtomicInteger lost = new AtomicInteger();
             holder.addLockLostListener((lock, reason) -> lost.incrementAndGet());
             Map<String, LockHandle> held = new ConcurrentHashMap<>();
@@ -172,7 +172,7 @@ public final class RedlockSnapshotRestart {
             AtomicLong allBackMillis = new AtomicLong(-1);
             Thread watch = new Thread(() -> {
                 try {
-                    while (missing(restarted, held.keySet(), holder.clientId()) > 0) {
+                    while (!RedlockScenarioClients.missing(restarted, held.keySet(), holder.clientId()).isEmpty()) {
                         Thread.sleep(50);
                     }
                     allBackMillis.set(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
@@ -213,7 +213,7 @@ public final class RedlockSnapshotRestart {
             // one more renewal period: every lock the restarted master forgot is put back by then
             Thread.sleep(leaseMillis / 3 + 500);
             int notHeld = (int) held.values().stream().filter(handle -> !handle.isHeld()).count();
-            int missing = missing(restarted, held.keySet(), holder.clientId());
+            int missing = RedlockScenarioClients.missing(restarted, held.keySet(), holder.clientId()).size();
             watch.interrupt();
             watch.join();
 
@@ -244,15 +244,6 @@ public final class RedlockSnapshotRestart {
 
     private static String key(int i) {
         return "snapshot:" + i;
-    }
-
-    /** How many of {@code keys} the node does not hold for {@code clientId}. */
-    private static int missing(RedisServerProcess node, Set<String> keys, String clientId) {
-        return RedlockScenarioClients.missing(node, keys, clientId).size();
-    }
-
-    private static RedlockTemplate template(List<Integer> ports, RedisLockConfig config, List<JedisConnectionFactory> factories) {
-        return RedlockScenarioClients.template(ports, config, NODE_TIMEOUT, factories);
     }
 
     static String report(List<Outcome> outcomes) {

@@ -338,11 +338,11 @@ final class ExclusiveLock {
     private ReleaseReply releaseOrHandOver(LocalLock lock, String owner, boolean handOver) {
         String next = handOver ? context.newOwner("handover") : null;
         long requestStart = System.nanoTime();
-        long wakeups = lock.wakeups();
         try {
             if (next == null) {
                 return watchTurn(lock.key, scripts.release(lock.key, owner));
             }
+            long wakeups = lock.wakeups(); // before the release can register this JVM: no later notice is missed
             ReleaseReply reply = watchTurn(lock.key, scripts.releaseOrHandOver(lock.key, owner, next,
                     watchdogLease.toMillis(), RESERVED_TOKENS, SLEEP_AFTER_REGISTERED_RELEASE_MILLIS));
             if (reply.handedOver()) {
