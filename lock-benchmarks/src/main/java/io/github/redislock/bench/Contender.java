@@ -189,7 +189,7 @@ abstract class Contender implements AutoCloseable {
         RedissonRedlock(java.util.List<Integer> ports) {
             super("redisson");
             for (int port : ports) {
-                Config config = new Config();
+                Config config = NettyTransport.redisson(new Config());
                 config.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionPoolSize(64)
                         .setConnectionMinimumIdleSize(8);
                 clients.add(Redisson.create(config));
@@ -213,7 +213,7 @@ abstract class Contender implements AutoCloseable {
 
         RedissonContender(int port) {
             super("redisson");
-            Config config = new Config();
+            Config config = NettyTransport.redisson(new Config());
             config.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionPoolSize(64)
                     .setConnectionMinimumIdleSize(8);
             client = Redisson.create(config);

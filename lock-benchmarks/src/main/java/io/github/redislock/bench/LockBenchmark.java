@@ -93,6 +93,7 @@ public final class LockBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        NettyTransport.apply();
         if (args.length > 0 && args[0].equals("hot-key-worker")) {
             Workers.hotKey(args);
             return;
@@ -237,6 +238,8 @@ public final class LockBenchmark {
 
     // S1 -------------------------------------------------------------------------------------------
 
+    /** The CPU time of the thread that asks. */
+    private static final java.lang.management.ThreadMXBean THREAD_CPU = java.lang.management.ManagementFactory.getThreadMXBean();
     /** This JVM's process CPU time (read from the OS in 10 ms ticks): what every thread costs, JIT and GC included. */
     private static final com.sun.management.OperatingSystemMXBean PROCESS = (com.sun.management.OperatingSystemMXBean)
             java.lang.management.ManagementFactory.getOperatingSystemMXBean();
@@ -319,6 +322,7 @@ public final class LockBenchmark {
         if (floor != null) {
             results.add("S1 floor p50 µs (2 EVALSHA)", contender.name, floor.p50(floor.evalSha));
             // what the driver itself costs the JVM for the two calls, whatever the lock adds
+            results.add("S1 floor calling thread's CPU µs (2 EVALSHA)", contender.name, floor.threadCpuMicros());
             results.add("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", contender.name, floor.processCpuMicros());
             results.add("S1 minimal writing lock p50 µs (SET NX PX + GET/DEL scripts)", contender.name, floor.p50(floor.minimal));
         }
@@ -342,6 +346,8 @@ public final class LockBenchmark {
         /** The JVM's CPU time while the two-EVALSHA samples ran, and how many there were. */
         private long processCpuNanos;
         private long processCpuCalls;
+        /** The calling thread's CPU time while they ran. */
+        private long threadCpuNanos;
 
         Floor(RedisConnectionFactory factory, int samples) {
             redis = new StringRedisTemplate(factory);
@@ -361,12 +367,14 @@ public final class LockBenchmark {
         void measure(int from, int count) {
             warmUp(S1_BLOCK_WARM_UP / 2);
             long cpuStart = PROCESS.getProcessCpuTime();
+            long threadCpuStart = THREAD_CPU.getCurrentThreadCpuTime();
             for (int i = from; i < from + count; i++) {
                 long t = System.nanoTime();
                 redis.execute(ONE, List.of("floor"));
                 redis.execute(ONE, List.of("floor"));
                 evalSha[i] = System.nanoTime() - t;
             }
+            threadCpuNanos += THREAD_CPU.getCurrentThreadCpuTime() - threadCpuStart;
             processCpuNanos += PROCESS.getProcessCpuTime() - cpuStart;
             processCpuCalls += count;
             for (int i = from; i < from + count; i++) {
@@ -375,6 +383,11 @@ public final class LockBenchmark {
                 redis.execute(DROP, List.of("floor-lock"), "owner");
                 minimal[i] = System.nanoTime() - t;
             }
+        }
+
+        /** CPU µs of the calling thread per pair of EVALSHA calls. */
+        double threadCpuMicros() {
+            return threadCpuNanos / 1000.0 / Math.max(1, processCpuCalls);
         }
 
         /** CPU µs of every thread of the JVM per pair of EVALSHA calls. */
@@ -969,7 +982,9 @@ public final class LockBenchmark {
 
     private static List<String> javaCommand(String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx1g", "-cp", System.getProperty("java.class.path"), LockBenchmark.class.getName()));
+                "-Xmx1g", "-cp", System.getProperty("java.class.path")));
+        command.addAll(NettyTransport.workerArgs());
+        command.add(LockBenchmark.class.getName());
         command.addAll(List.of(args));
         return command;
     }
@@ -994,6 +1009,7 @@ public final class LockBenchmark {
                 .append("Lettuce (Spring Boot's default: one shared connection), a row each; Spring Integration's registry ")
                 .append("runs on the row's driver too (on Lettuce it is si-pubsub-lettuce and si-spin-lettuce in the chart), ")
                 .append("so each row compares libraries on one driver. Redisson always runs on its own Netty client. ")
+                .append("Netty transport: ").append(NettyTransport.describe()).append(". ")
                 .append("Every lock is used through `java.util.concurrent.locks.Lock` or `ReadWriteLock`, each library on its own client.\n\n");
         md.append("![benchmarks](benchmarks.svg)\n\n");
         md.append("Held locks at scale (S10: 1,000 to 100,000 locks held at once with the watchdog, on one Redis and on a ")
@@ -1048,6 +1064,14 @@ public final class LockBenchmark {
                   the kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
                   Until 2026-11-26 the spin was at most 100 µs: on this machine 3-10 % of the replies came later, and
                   S1 on Lettuce was 1.0-1.4× Redisson's.
+                - **Netty's transport.** Lettuce and Redisson run on Netty, which uses Java NIO unless Netty's native
+                  epoll transport (`netty-transport-native-epoll`, classifier `linux-x86_64`) is on the class path;
+                  Lettuce then takes it by itself, Redisson when `Config.setTransportMode(TransportMode.EPOLL)` says so.
+                  The benchmark runs both on epoll, as docs/deployments.md recommends to Lettuce users on Linux
+                  (`-Dbench.netty-transport=nio` runs both on NIO). Runs taken one after the other on 2026-11-28,
+                  epoll then NIO (the Jedis rows, which Netty does not touch, within 11 % of each other): S1 on Lettuce 8,619 against
+                  5,346 ops/s, its whole JVM's CPU 139 against 220 µs per lock+unlock, S3 across JVMs 1,619 against
+                  1,337 and S4 650 against 694 µs; S7 did not move (2,296 against 2,288). Redisson gained on epoll too.
                 - **S3 in one JVM.** Threads of one JVM queue in a *fair* local lock, so a thread that just released
                   cannot barge ahead of threads already waiting. A release hands the Redis lock to the next queued
                   thread in one script call that also reserves 100 fencing tokens; for 2 ms after it the lock passes

@@ -120,6 +120,7 @@ public final class ScaleBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        NettyTransport.apply();
         long started = System.nanoTime();
         ScaleBenchmark benchmark = new ScaleBenchmark();
         benchmark.runAll();
@@ -670,7 +671,7 @@ public final class ScaleBenchmark {
         private final RedissonClient client;
 
         RedissonLibrary(Servers servers, long leaseMs) {
-            Config config = new Config();
+            Config config = NettyTransport.redisson(new Config());
             config.setLockWatchdogTimeout(leaseMs);
             if (servers.cluster == null) {
                 config.useSingleServer().setAddress("redis://" + servers.masters.get(0).host() + ":" + servers.masters.get(0).port())

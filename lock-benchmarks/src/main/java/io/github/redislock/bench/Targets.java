@@ -61,6 +61,13 @@ final class Targets {
             String[] peers = LockBenchmark.PEERS.stream().map(peer -> LockBenchmark.peer(peer, driver)).toArray(String[]::new);
             bestPeerRow(sb, r, driver, "S1 calling thread's CPU µs per lock+unlock", peers, false,
                     "S1 calling thread's CPU per lock+unlock at or below the leanest peer's" + on);
+            Double callingCpu = r.median("S1 calling thread's CPU µs per lock+unlock", driver);
+            Double callingFloor = r.median("S1 floor calling thread's CPU µs (2 EVALSHA)", driver);
+            // not a target: what the driver itself costs the calling thread for the two round trips of a lock+unlock
+            sb.append("| (context) S1 calling thread's CPU against two plain EVALSHA calls through Spring Data Redis")
+                    .append(on).append(" | ").append(callingCpu == null || callingFloor == null ? "not measured"
+                            : String.format(Locale.ROOT, "%.2f× the floor (%.1f µs)", callingCpu / callingFloor, callingFloor))
+                    .append(" | – |\n");
             bestPeerRow(sb, r, driver, "S1 calling thread's heap bytes allocated per lock+unlock", peers, false,
                     "S1 calling thread's heap per lock+unlock at or below the leanest peer's" + on);
             bestPeerRow(sb, r, driver, "S1 CPU µs of every thread of the JVM per lock+unlock", peers, false,
