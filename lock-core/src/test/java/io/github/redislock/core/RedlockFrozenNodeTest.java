@@ -101,6 +101,63 @@ class RedlockFrozenNodeTest {
     }
 
     /**
+     * A master that forgot the held locks (flushed) freezes while the watchdog puts them back, batch by batch: the
+     * put-backs then wait on that node like its renewals, the locks keep their healthy majority meanwhile (none lost,
+     * none granted to another client), and once the node answers again the put-back completes and every lock is back
+     * on it. After release-all nothing is left on any node: a put-back that waited through the freeze does not bring
+     * a released lock back.
+     */
+    @Test
+    void aNodeFrozenWhileTheWatchdogPutsItsForgottenLocksBackGetsThemAllOnceItAnswersAgain() throws Exception {
+        Duration lease = Duration.ofSeconds(3);
+        RedlockTemplate template = clients.template(RedisLockConfig.defaults().withWatchdogLease(lease));
+        RedlockTemplate contender = clients.template(RedisLockConfig.defaults().withWatchdogLease(lease));
+        List<String> lost = new CopyOnWriteArrayList<>();
+        template.addLockLostListener((lock, reason) -> lost.add(lock.key() + ": " + reason));
+        List<LockHandle> held = new ArrayList<>();
+        for (int i = 0; i < LOCKS; i++) {
+            held.add(template.acquire("putback:" + i, LockOptions.tryOnce()));
+        }
+        String[] lockKeys = held.stream().map(handle -> "redis-lock:{" + handle.key() + "}").toArray(String[]::new);
+        RedisServerProcess node = nodes.node(4);
+        node.command("FLUSHALL");
+        long back;
+        do { // freeze it as soon as the put-back has begun
+            back = Long.parseLong(node.command(prepend("EXISTS", lockKeys)));
+        } while (back == 0);
+        node.pause();
+        long frozenAt = System.nanoTime();
+        System.out.println("node 4 frozen with " + back + " of " + LOCKS + " forgotten locks put back");
+
+        Thread.sleep(lease.toMillis() * 3 / 2); // only the healthy nodes' renewals keep the locks now
+        assertThat(held.stream().filter(handle -> !handle.isHeld()).count()).as("locks no longer held %s ms after node 4 "
+                + "froze (lost: %s)", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozenAt),
+                lost.stream().limit(3).toList()).isZero();
+        for (int i = 0; i < LOCKS; i += LOCKS / 50) {
+            assertThat(contender.tryAcquire("putback:" + i, LockOptions.tryOnce())).as("a second holder of putback:" + i)
+                    .isEmpty();
+        }
+
+        node.resume();
+        long resumedAt = System.nanoTime();
+        // the contender's tries queued on the frozen node too: run once it answers, on keys not put back yet, they grant
+        // that node alone to a contender that gave up on them long before (a minority, which holds up nobody); its
+        // releases of them reached the node no sooner, so such a grant ends with its lease and the put-back follows
+        Await.until(() -> ownedBy(node, lockKeys, template.clientId()) == LOCKS, lease.plusSeconds(5),
+                "every lock back on node 4, as the holder's, after it answered again");
+        System.out.println("all " + LOCKS + " locks back on node 4 " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime()
+                - resumedAt) + " ms after it answered again");
+        assertThat(lost).isEmpty();
+
+        held.forEach(LockHandle::release);
+        for (int n = 0; n < 5; n++) {
+            RedisServerProcess each = nodes.node(n);
+            Await.until(() -> "0".equals(each.command(prepend("EXISTS", lockKeys))), Duration.ofSeconds(5),
+                    "no lock left on node " + n);
+        }
+    }
+
+    /**
      * Each node's calls run on no more threads than its pooled Jedis client has connections (8 here). With more (64
      * threads per node before), the threads beyond the pool's size waited for a connection, and commons-pool's
      * waiting borrowers spin on the CPU while a connection is being made; to a frozen node that is all the time (each
@@ -176,6 +233,11 @@ class RedlockFrozenNodeTest {
             awaiting |= frame.getClassName().endsWith("$ConditionObject");
         }
         return false;
+    }
+
+    private static long ownedBy(RedisServerProcess node, String[] lockKeys, String clientId) {
+        return java.util.Arrays.stream(node.command(prepend("MGET", lockKeys)).split("\n", -1))
+                .filter(value -> value.startsWith(clientId)).count();
     }
 
     private static String[] prepend(String command, String[] args) {
