@@ -81,6 +81,14 @@ final class Targets {
         Double lettuceHandOff = r.median("S4 hand-off p50 µs", LockBenchmark.OURS_LETTUCE);
         row(sb, "S4 hand-off p50 on Lettuce ≤ 1.1× Jedis's", lettuceHandOff, handOff,
                 lettuceHandOff != null && handOff != null ? lettuceHandOff / handOff : null, "%.2f× Jedis's", v -> v <= 1.1);
+        Double lettuceFloor = r.median(LockBenchmark.S4_FAIR_FLOOR_ROW, LockBenchmark.OURS_LETTUCE);
+        Double jedisFloor = r.median(LockBenchmark.S4_FAIR_FLOOR_ROW, LockBenchmark.OURS);
+        // not a target: a release notice's own trip (PUBLISH, the subscriber wakes a thread) on each driver, no lock
+        sb.append("| (context) S4's pub/sub floor (PUBLISH; the subscriber wakes the waiter), Lettuce against Jedis | ")
+                .append(lettuceFloor == null || jedisFloor == null ? "not measured"
+                        : String.format(Locale.ROOT, "%.2f× Jedis's (%.0f µs against %.0f µs)", lettuceFloor / jedisFloor,
+                                lettuceFloor, jedisFloor))
+                .append(" | – |\n");
         for (String metric : new String[] {"S3 ops/s (4 JVMs x 4 threads, one key)", "S7 fair ops/s (4 JVMs x 4 threads, one key)"}) {
             Double lettuce = r.median(metric, LockBenchmark.OURS_LETTUCE);
             Double jedis = r.median(metric, LockBenchmark.OURS);
