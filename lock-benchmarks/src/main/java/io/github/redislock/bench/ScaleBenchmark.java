@@ -710,7 +710,8 @@ public final class ScaleBenchmark {
         md.append("Peer: Redisson ").append(redisson == null ? "" : redisson).append(" `RLock`. ");
         md.append("Each library takes N locks on distinct keys with 16 threads (`tryLock()`, watchdog-leased), holds them, ");
         md.append("then releases them all. Our template runs on Jedis (pooled) and on Lettuce (one shared connection), ");
-        md.append("Redisson's `RLock` on its own client (`lockWatchdogTimeout` = the lease). Per-lock figures are per held ");
+        md.append("Redisson's `RLock` on its own client (`lockWatchdogTimeout` = the lease); Netty transport: ")
+                .append(NettyTransport.describe()).append(". Per-lock figures are per held ");
         md.append("lock per lease. Script calls and their time are INFO commandstats over the hold (only the calls the ");
         md.append("library sent: commandstats also counts the commands a script runs); Redis CPU is the masters' user + ");
         md.append("system CPU; client CPU is the CPU time of the JVM's Java threads over the hold (the library's watchdog, ");
