@@ -36,10 +36,8 @@ final class Targets {
         row(sb, "S4 fair hand-off p50 ≤ 0.3 ms", fairHandOff50, null, fairHandOff50, "%.0f µs", v -> v <= 300);
         Double fairFloor50 = r.median(LockBenchmark.S4_FAIR_FLOOR_ROW, ours);
         // not a target: what the machine allowed at the time, so a miss of the absolute figure can be told apart
-        sb.append("| (context) S4 fair hand-off p50 against its pub/sub floor measured in turns with it | ")
-                .append(fairHandOff50 == null || fairFloor50 == null ? "not measured"
-                        : String.format(Locale.ROOT, "%.2f× the floor (%.0f µs)", fairHandOff50 / fairFloor50, fairFloor50))
-                .append(" | – |\n");
+        context(sb, "S4 fair hand-off p50 against its pub/sub floor measured in turns with it", fairHandOff50, fairFloor50,
+                "%1$.2f× the floor (%3$.0f µs)");
         Double nested = r.median("S5 Redis commands per nested acquire", ours);
         row(sb, "S5 0 Redis commands per nested acquire", nested, null, nested, "%.2f", v -> v == 0);
         Double perLock = r.median("S6 heap bytes per held lock (100,000 held)", ours);
@@ -64,10 +62,8 @@ final class Targets {
             Double callingCpu = r.median("S1 calling thread's CPU µs per lock+unlock", driver);
             Double callingFloor = r.median("S1 floor calling thread's CPU µs (2 EVALSHA)", driver);
             // not a target: what the driver itself costs the calling thread for the two round trips of a lock+unlock
-            sb.append("| (context) S1 calling thread's CPU against two plain EVALSHA calls through Spring Data Redis")
-                    .append(on).append(" | ").append(callingCpu == null || callingFloor == null ? "not measured"
-                            : String.format(Locale.ROOT, "%.2f× the floor (%.1f µs)", callingCpu / callingFloor, callingFloor))
-                    .append(" | – |\n");
+            context(sb, "S1 calling thread's CPU against two plain EVALSHA calls through Spring Data Redis" + on, callingCpu,
+                    callingFloor, "%1$.2f× the floor (%3$.1f µs)");
             bestPeerRow(sb, r, driver, "S1 calling thread's heap bytes allocated per lock+unlock", peers, false,
                     "S1 calling thread's heap per lock+unlock at or below the leanest peer's" + on);
             bestPeerRow(sb, r, driver, "S1 CPU µs of every thread of the JVM per lock+unlock", peers, false,
@@ -84,11 +80,8 @@ final class Targets {
         Double lettuceFloor = r.median(LockBenchmark.S4_FAIR_FLOOR_ROW, LockBenchmark.OURS_LETTUCE);
         Double jedisFloor = r.median(LockBenchmark.S4_FAIR_FLOOR_ROW, LockBenchmark.OURS);
         // not a target: a release notice's own trip (PUBLISH, the subscriber wakes a thread) on each driver, no lock
-        sb.append("| (context) S4's pub/sub floor (PUBLISH; the subscriber wakes the waiter), Lettuce against Jedis | ")
-                .append(lettuceFloor == null || jedisFloor == null ? "not measured"
-                        : String.format(Locale.ROOT, "%.2f× Jedis's (%.0f µs against %.0f µs)", lettuceFloor / jedisFloor,
-                                lettuceFloor, jedisFloor))
-                .append(" | – |\n");
+        context(sb, "S4's pub/sub floor (PUBLISH; the subscriber wakes the waiter), Lettuce against Jedis", lettuceFloor,
+                jedisFloor, "%1$.2f× Jedis's (%2$.0f µs against %3$.0f µs)");
         for (String metric : new String[] {"S3 ops/s (4 JVMs x 4 threads, one key)", "S7 fair ops/s (4 JVMs x 4 threads, one key)"}) {
             Double lettuce = r.median(metric, LockBenchmark.OURS_LETTUCE);
             Double jedis = r.median(metric, LockBenchmark.OURS);
@@ -98,11 +91,8 @@ final class Targets {
         Double lettuceFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS_LETTUCE);
         Double jedisFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS);
         // not a target: the drivers' own cost, which bounds the runs across JVMs where no processor is idle
-        sb.append("| (context) CPU of two plain EVALSHA calls through Spring Data Redis, every thread of the JVM, Lettuce ")
-                .append("against Jedis | ").append(lettuceFloorCpu == null || jedisFloorCpu == null ? "not measured"
-                        : String.format(Locale.ROOT, "%.2f× Jedis's (%.0f µs against %.0f µs)", lettuceFloorCpu / jedisFloorCpu,
-                                lettuceFloorCpu, jedisFloorCpu))
-                .append(" | – |\n");
+        context(sb, "CPU of two plain EVALSHA calls through Spring Data Redis, every thread of the JVM, Lettuce against Jedis",
+                lettuceFloorCpu, jedisFloorCpu, "%1$.2f× Jedis's (%2$.0f µs against %3$.0f µs)");
         int ahead = 0;
         java.util.List<String> behind = new java.util.ArrayList<>();
         for (String metric : r.metrics()) {
@@ -150,6 +140,16 @@ final class Targets {
         Double ours = r.median(metric, driver);
         Double theirs = r.median(metric, peer);
         row(sb, target, ours, theirs, ours != null && theirs != null ? ours / theirs : null, "%.2f× " + peer, v -> v >= atLeast);
+    }
+
+    /**
+     * A row that is no target: what the machine or the driver allowed at the time, so that a miss can be told apart.
+     * {@code format} gets {@code a / b}, {@code a} and {@code b}.
+     */
+    private static void context(StringBuilder sb, String label, Double a, Double b, String format) {
+        sb.append("| (context) ").append(label).append(" | ")
+                .append(a == null || b == null ? "not measured" : String.format(Locale.ROOT, format, a / b, a, b))
+                .append(" | – |\n");
     }
 
     private static void row(StringBuilder sb, String target, Double a, Double b, Double value, String format,

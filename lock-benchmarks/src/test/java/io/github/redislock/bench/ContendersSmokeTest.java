@@ -62,7 +62,13 @@ class ContendersSmokeTest {
             results.add("S7 fair ops/s (4 JVMs x 4 threads, one key)", "redisson", 100);
             assertThat(Targets.evaluate(results)).contains("S1 ops/s at least 1.3× Redisson's (Jedis) | 2.00× redisson | yes")
                     .contains("S7 fair hot key at least 5× Redisson's fair lock | 4.00× redisson | **no**")
-                    .contains("S8 read-mostly at least 2× Redisson's | not measured");
+                    .contains("S8 read-mostly at least 2× Redisson's | not measured")
+                    .contains("| (context) S4's pub/sub floor (PUBLISH; the subscriber wakes the waiter), Lettuce against Jedis "
+                            + "| not measured | – |");
+            results.add(LockBenchmark.S4_FAIR_FLOOR_ROW, LockBenchmark.OURS, 171);
+            results.add(LockBenchmark.S4_FAIR_FLOOR_ROW, LockBenchmark.OURS_LETTUCE, 181);
+            assertThat(Targets.evaluate(results)).contains("| (context) S4's pub/sub floor (PUBLISH; the subscriber wakes the "
+                    + "waiter), Lettuce against Jedis | 1.06× Jedis's (181 µs against 171 µs) | – |");
             // Spring Integration's registry stands beside each row of ours on that row's driver
             results.add("S1 ops/s", "si-spin", 200);
             results.add("S1 ops/s", "si-spin-lettuce", 60);
