@@ -58,12 +58,8 @@ class RedlockFrozenNodeTest {
     void manyHeldLocksKeepTheirHealthyMajorityAndReleasePromptlyWhileANodeIsFrozen() throws Exception {
         Duration lease = Duration.ofSeconds(3);
         RedlockTemplate template = clients.template(RedisLockConfig.defaults().withWatchdogLease(lease));
-        List<String> lost = new CopyOnWriteArrayList<>();
-        template.addLockLostListener((lock, reason) -> lost.add(lock.key() + ": " + reason));
-        List<LockHandle> held = new ArrayList<>();
-        for (int i = 0; i < LOCKS; i++) {
-            held.add(template.acquire("frozen:" + i, LockOptions.tryOnce()));
-        }
+        List<String> lost = lostLocks(template);
+        List<LockHandle> held = acquireAll(template, "frozen:");
         RedisServerProcess frozen = nodes.node(4);
         frozen.pause();
         long frozenAt = System.nanoTime();
@@ -73,11 +69,10 @@ class RedlockFrozenNodeTest {
         assertThat(notHeld).as("locks no longer held %s ms after node 4 froze (lost: %s)",
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozenAt), lost.stream().limit(3).toList()).isZero();
         assertThat(lost).isEmpty();
-        String[] lockKeys = held.stream().map(handle -> "redis-lock:{" + handle.key() + "}").toArray(String[]::new);
+        String[] lockKeys = lockKeys(held);
         for (int n = 0; n < 4; n++) {
-            String[] values = nodes.node(n).command(prepend("MGET", lockKeys)).split("\n", -1);
-            long other = java.util.Arrays.stream(values).filter(value -> !value.startsWith(template.clientId())).count();
-            assertThat(other).as("locks node %d no longer holds for this client", n).isZero();
+            assertThat(LOCKS - ownedBy(nodes.node(n), lockKeys, template.clientId()))
+                    .as("locks node %d no longer holds for this client", n).isZero();
         }
 
         long slowest = 0;
@@ -112,13 +107,9 @@ class RedlockFrozenNodeTest {
         Duration lease = Duration.ofSeconds(3);
         RedlockTemplate template = clients.template(RedisLockConfig.defaults().withWatchdogLease(lease));
         RedlockTemplate contender = clients.template(RedisLockConfig.defaults().withWatchdogLease(lease));
-        List<String> lost = new CopyOnWriteArrayList<>();
-        template.addLockLostListener((lock, reason) -> lost.add(lock.key() + ": " + reason));
-        List<LockHandle> held = new ArrayList<>();
-        for (int i = 0; i < LOCKS; i++) {
-            held.add(template.acquire("putback:" + i, LockOptions.tryOnce()));
-        }
-        String[] lockKeys = held.stream().map(handle -> "redis-lock:{" + handle.key() + "}").toArray(String[]::new);
+        List<String> lost = lostLocks(template);
+        List<LockHandle> held = acquireAll(template, "putback:");
+        String[] lockKeys = lockKeys(held);
         RedisServerProcess node = nodes.node(4);
         node.command("FLUSHALL");
         long back;
@@ -235,6 +226,27 @@ class RedlockFrozenNodeTest {
         return false;
     }
 
+    /** Reasons the template gives for each lock it reports lost. */
+    private static List<String> lostLocks(RedlockTemplate template) {
+        List<String> lost = new CopyOnWriteArrayList<>();
+        template.addLockLostListener((lock, reason) -> lost.add(lock.key() + ": " + reason));
+        return lost;
+    }
+
+    /** {@link #LOCKS} locks on the keys {@code prefix} 0, 1, ..., held with the watchdog. */
+    private static List<LockHandle> acquireAll(RedlockTemplate template, String prefix) {
+        List<LockHandle> held = new ArrayList<>();
+        for (int i = 0; i < LOCKS; i++) {
+            held.add(template.acquire(prefix + i, LockOptions.tryOnce()));
+        }
+        return held;
+    }
+
+    private static String[] lockKeys(List<LockHandle> held) {
+        return held.stream().map(handle -> "redis-lock:{" + handle.key() + "}").toArray(String[]::new);
+    }
+
+    /** How many of {@code lockKeys} {@code node} holds for {@code clientId}. */
     private static long ownedBy(RedisServerProcess node, String[] lockKeys, String clientId) {
         return java.util.Arrays.stream(node.command(prepend("MGET", lockKeys)).split("\n", -1))
                 .filter(value -> value.startsWith(clientId)).count();
