@@ -238,8 +238,9 @@ public final class LockBenchmark {
 
     // S1 -------------------------------------------------------------------------------------------
 
-    /** The CPU time of the thread that asks. */
-    private static final java.lang.management.ThreadMXBean THREAD_CPU = java.lang.management.ManagementFactory.getThreadMXBean();
+    /** The CPU time and allocated bytes of the thread that asks. */
+    private static final com.sun.management.ThreadMXBean THREADS = (com.sun.management.ThreadMXBean)
+            java.lang.management.ManagementFactory.getThreadMXBean();
     /** This JVM's process CPU time (read from the OS in 10 ms ticks): what every thread costs, JIT and GC included. */
     private static final com.sun.management.OperatingSystemMXBean PROCESS = (com.sun.management.OperatingSystemMXBean)
             java.lang.management.ManagementFactory.getOperatingSystemMXBean();
@@ -269,8 +270,6 @@ public final class LockBenchmark {
             floor.warmUp(warmup / 5);
         }
         long[] micros = new long[samples];
-        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
-                .getThreadMXBean();
         long cpu = 0;
         long allocated = 0;
         long processCpu = 0;
@@ -283,8 +282,8 @@ public final class LockBenchmark {
             }
             Map<Long, Long> allocatedByThread = ThreadTotals.allocatedBytes();
             long processCpuStart = PROCESS.getProcessCpuTime();
-            long cpuStart = threads.getCurrentThreadCpuTime();
-            long allocatedStart = threads.getCurrentThreadAllocatedBytes();
+            long cpuStart = THREADS.getCurrentThreadCpuTime();
+            long allocatedStart = THREADS.getCurrentThreadAllocatedBytes();
             long start = System.nanoTime();
             for (int i = block * perBlock; i < (block + 1) * perBlock; i++) {
                 long t = System.nanoTime();
@@ -293,8 +292,8 @@ public final class LockBenchmark {
                 micros[i] = System.nanoTime() - t;
             }
             elapsed += System.nanoTime() - start;
-            cpu += threads.getCurrentThreadCpuTime() - cpuStart;
-            allocated += threads.getCurrentThreadAllocatedBytes() - allocatedStart;
+            cpu += THREADS.getCurrentThreadCpuTime() - cpuStart;
+            allocated += THREADS.getCurrentThreadAllocatedBytes() - allocatedStart;
             processCpu += PROCESS.getProcessCpuTime() - processCpuStart;
             processAllocated += ThreadTotals.since(allocatedByThread, ThreadTotals.allocatedBytes());
             if (floor != null) {
@@ -367,14 +366,14 @@ public final class LockBenchmark {
         void measure(int from, int count) {
             warmUp(S1_BLOCK_WARM_UP / 2);
             long cpuStart = PROCESS.getProcessCpuTime();
-            long threadCpuStart = THREAD_CPU.getCurrentThreadCpuTime();
+            long threadCpuStart = THREADS.getCurrentThreadCpuTime();
             for (int i = from; i < from + count; i++) {
                 long t = System.nanoTime();
                 redis.execute(ONE, List.of("floor"));
                 redis.execute(ONE, List.of("floor"));
                 evalSha[i] = System.nanoTime() - t;
             }
-            threadCpuNanos += THREAD_CPU.getCurrentThreadCpuTime() - threadCpuStart;
+            threadCpuNanos += THREADS.getCurrentThreadCpuTime() - threadCpuStart;
             processCpuNanos += PROCESS.getProcessCpuTime() - cpuStart;
             processCpuCalls += count;
             for (int i = from; i < from + count; i++) {
