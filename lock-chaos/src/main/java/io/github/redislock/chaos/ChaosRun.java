@@ -30,7 +30,8 @@ import io.github.redislock.test.RedisServerProcess;
  * <p>
  * The Sentinel failover scenarios ({@link SentinelFailover}) follow, {@code -Dchaos.failover-trials=10} trials each,
  * then thousands of locks on a Cluster with a frozen master ({@link ManyLocksFrozenNode}), and thousands of Redlock locks
- * on a bare majority while a master restarts from an RDB snapshot ({@link RedlockSnapshotRestart}).
+ * on a bare majority while a master restarts from an RDB snapshot, and on 5 masters while one restarts from a snapshot
+ * and freezes as the watchdog puts its forgotten locks back ({@link RedlockSnapshotRestart}).
  * {@code -Dchaos.repetitions=20} (default), {@code -Dchaos.docs=docs}, {@code -Dchaos.only=} (run only scenarios whose
  * name contains it), {@code -Dchaos.failures=lock-chaos/target/chaos-failures} (where a failed scenario's history goes).
  */
