@@ -18,7 +18,7 @@ import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.beans.factory.DisposableBean;
 
 /**
  * The full fault run's "many locks, frozen node" scenario on Redlock: one client holds many locks (10,000 by default,
@@ -77,7 +77,7 @@ public final class RedlockFrozenNode {
 
     static Outcome run(int locks, long leaseMillis) throws Exception {
         List<String> errors = new ArrayList<>();
-        List<JedisConnectionFactory> factories = new ArrayList<>();
+        List<DisposableBean> factories = new ArrayList<>();
         ExecutorService holders = Executors.newFixedThreadPool(THREADS);
         try (RedisNodes nodes = RedisNodes.start(5)) {
             RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis));
@@ -183,7 +183,7 @@ public final class RedlockFrozenNode {
                     releaseAllMillis, clientCpuMillis, afterResume, errors);
         } finally {
             holders.shutdownNow();
-            factories.forEach(JedisConnectionFactory::destroy);
+            RedlockScenarioClients.destroy(factories);
         }
     }
 
@@ -203,7 +203,7 @@ public final class RedlockFrozenNode {
         return missing.size();
     }
 
-    private static RedlockTemplate template(RedisNodes nodes, RedisLockConfig config, List<JedisConnectionFactory> factories) {
+    private static RedlockTemplate template(RedisNodes nodes, RedisLockConfig config, List<DisposableBean> factories) {
         return RedlockScenarioClients.template(nodes.nodes().stream().map(RedisServerProcess::port).toList(), config,
                 NODE_TIMEOUT, factories);
     }

@@ -12,9 +12,13 @@ import java.util.Set;
 import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisServerProcess;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -31,17 +35,49 @@ final class RedlockScenarioClients {
      * {@code nodeTimeout}); its connection factories go to {@code factories}, for the caller to destroy.
      */
     static RedlockTemplate template(List<Integer> ports, RedisLockConfig config, Duration nodeTimeout,
-            List<JedisConnectionFactory> factories) {
+            List<DisposableBean> factories) {
+        return template(ports, config, nodeTimeout, false, factories);
+    }
+
+    /**
+     * Like {@link #template(List, RedisLockConfig, Duration, List)}; with {@code lettuce}, on Lettuce as Spring Boot sets
+     * it up (one shared native connection per master, no pool; command timeout {@code nodeTimeout}).
+     */
+    static RedlockTemplate template(List<Integer> ports, RedisLockConfig config, Duration nodeTimeout, boolean lettuce,
+            List<DisposableBean> factories) {
         Map<String, StringRedisTemplate> clients = new LinkedHashMap<>();
         for (int port : ports) {
-            JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", port),
-                    JedisClientConfiguration.builder().connectTimeout(nodeTimeout).readTimeout(nodeTimeout).usePooling().build());
-            factory.afterPropertiesSet();
-            factory.start();
-            factories.add(factory);
+            RedisStandaloneConfiguration node = new RedisStandaloneConfiguration("127.0.0.1", port);
+            RedisConnectionFactory factory;
+            if (lettuce) {
+                LettuceConnectionFactory shared = new LettuceConnectionFactory(node,
+                        LettuceClientConfiguration.builder().commandTimeout(nodeTimeout).build());
+                shared.afterPropertiesSet();
+                shared.start();
+                factories.add(shared);
+                factory = shared;
+            } else {
+                JedisConnectionFactory pooled = new JedisConnectionFactory(node, JedisClientConfiguration.builder()
+                        .connectTimeout(nodeTimeout).readTimeout(nodeTimeout).usePooling().build());
+                pooled.afterPropertiesSet();
+                pooled.start();
+                factories.add(pooled);
+                factory = pooled;
+            }
             clients.put("127.0.0.1:" + port, new StringRedisTemplate(factory));
         }
         return new RedlockTemplate(clients, config, nodeTimeout);
+    }
+
+    /** Destroys the connection factories {@link #template} made. */
+    static void destroy(List<DisposableBean> factories) {
+        for (DisposableBean factory : factories) {
+            try {
+                factory.destroy();
+            } catch (Exception e) {
+                System.err.println("Could not close a connection factory: " + e);
+            }
+        }
     }
 
     /** The Redis keys of the locks on {@code keys} that {@code node} does not hold for {@code clientId}. */

@@ -22,7 +22,7 @@ import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisNodes;
 import io.github.redislock.test.RedisServerProcess;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
@@ -39,8 +39,9 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * <p>
  * Its frozen variant ({@link #FROZEN_NAME}): 5 masters, all reachable by both clients; the one restarted from the
  * snapshot is frozen (SIGSTOP) as soon as the holder's watchdog has begun to put its forgotten locks back, for
- * {@link #FROZEN_LEASES} leases, then resumed. Promised besides: no lock lost meanwhile, every lock back on it once it
- * answers, and none of the holder's left on any master after the releases.
+ * {@link #FROZEN_LEASES} leases, then resumed, and stutters for a lease (frozen longer than the node timeout, answering
+ * briefly, over and over) while the put-back goes on. Promised besides: no lock lost meanwhile, every lock back on it
+ * once it answers for good, and none of the holder's left on any master after the releases.
  */
 public final class RedlockSnapshotRestart {
 
@@ -61,6 +62,10 @@ public final class RedlockSnapshotRestart {
     static final long QUEUED_GRANTS_GRACE_MILLIS = 5000;
     /** The frozen variant: how long the restarted master stays frozen, in leases. */
     static final double FROZEN_LEASES = 1.5;
+    /** The frozen variant, after the freeze: for a lease, the master answers this long, then is frozen again... */
+    static final long STUTTER_ANSWERING_MILLIS = 150;
+    /** ...for this long, more than {@link #NODE_TIMEOUT}. */
+    static final long STUTTER_FROZEN_MILLIS = 700;
     /** How long after the snapshot the master is killed: within the lease, so the snapshot's locks are still valid. */
     static final long KILL_AFTER_SNAPSHOT_MILLIS = 500;
 
@@ -116,12 +121,15 @@ public final class RedlockSnapshotRestart {
     static List<Outcome> all(String only) throws Exception {
         List<Outcome> outcomes = new ArrayList<>();
         for (boolean freeze : new boolean[] {false, true}) {
-            if (!(freeze ? FROZEN_NAME : NAME).contains(only)) {
-                continue;
-            }
-            for (String count : System.getProperty("chaos.redlock-snapshot-locks", "10000,30000").split(",")) {
-                int locks = Integer.parseInt(count.trim());
-                outcomes.add(run(locks, Long.getLong("chaos.redlock-snapshot-lease", leaseFor(locks)), freeze));
+            // the frozen variant on Lettuce too (one shared connection per master, Spring Boot's default)
+            for (boolean lettuce : freeze ? new boolean[] {false, true} : new boolean[] {false}) {
+                if (!((freeze ? FROZEN_NAME : NAME) + (lettuce ? ", Lettuce" : "")).contains(only)) {
+                    continue;
+                }
+                for (String count : System.getProperty("chaos.redlock-snapshot-locks", "10000,30000").split(",")) {
+                    int locks = Integer.parseInt(count.trim());
+                    outcomes.add(run(locks, Long.getLong("chaos.redlock-snapshot-lease", leaseFor(locks)), freeze, lettuce));
+                }
             }
         }
         return outcomes;
@@ -140,14 +148,19 @@ public final class RedlockSnapshotRestart {
      * One run. With {@code freezeDuringPutBack}, the {@link #FROZEN_NAME} variant: 5 masters, all reachable by both
      * clients; master 5 is the one restarted from the snapshot, and it is frozen (SIGSTOP) as soon as the holder's
      * watchdog has put the first of its forgotten locks back, for {@link #FROZEN_LEASES} leases, while the contender
-     * tries the sample. The other 4 masters keep every lock renewed meanwhile.
+     * tries the sample, then stutters for a lease. The other 4 masters keep every lock renewed meanwhile.
      */
     static Outcome run(int locks, long leaseMillis, boolean freezeDuringPutBack) throws Exception {
-        String name = freezeDuringPutBack ? FROZEN_NAME : NAME;
+        return run(locks, leaseMillis, freezeDuringPutBack, false);
+    }
+
+    /** Like {@link #run(int, long, boolean)}; with {@code lettuce}, both clients on Lettuce, as Spring Boot sets it up. */
+    static Outcome run(int locks, long leaseMillis, boolean freezeDuringPutBack, boolean lettuce) throws Exception {
+        String name = (freezeDuringPutBack ? FROZEN_NAME : NAME) + (lettuce ? ", Lettuce" : "");
         // the holder's subscription to the master it cannot reach fails every half second, each a logged stack trace
         System.setProperty("org.slf4j.simpleLogger.log." + RedisMessageListenerContainer.class.getName(), "off");
         List<String> errors = new ArrayList<>();
-        List<JedisConnectionFactory> factories = new ArrayList<>();
+        List<DisposableBean> factories = new ArrayList<>();
         ExecutorService holders = Executors.newFixedThreadPool(THREADS);
         try (RedisNodes nodes = RedisNodes.start(freezeDuringPutBack ? 5 : 3)) {
             RedisServerProcess restarted = nodes.node(freezeDuringPutBack ? 4 : 2);
@@ -158,8 +171,8 @@ public final class RedlockSnapshotRestart {
                 // the holder's way to master 2 is a port nobody listens on: refused at once, as across a partition
                 holderPorts.set(1, RedisServerProcess.freePort());
             }
-            RedlockTemplate holder = RedlockScenarioClients.template(holderPorts, config, NODE_TIMEOUT, factories);
-            RedlockTemplate contender = RedlockScenarioClients.template(ports, config, NODE_TIMEOUT, factories);
+            RedlockTemplate holder = RedlockScenarioClients.template(holderPorts, config, NODE_TIMEOUT, lettuce, factories);
+            RedlockTemplate contender = RedlockScenarioClients.template(ports, config, NODE_TIMEOUT, lettuce, factories);
             AtomicInteger lost = new AtomicInteger();
             holder.addLockLostListener((lock, reason) -> lost.incrementAndGet());
             Map<String, LockHandle> held = new ConcurrentHashMap<>();
@@ -299,6 +312,15 @@ public final class RedlockSnapshotRestart {
                 // only the 4 healthy masters' renewals kept the locks while it was frozen
                 notHeld = (int) held.values().stream().filter(handle -> !handle.isHeld()).count();
                 restarted.resume();
+                // then it stutters for a lease while the put-back goes on: frozen longer than the node timeout, then
+                // answering briefly, so put-back calls in flight time out too
+                long stutterUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+                while (System.nanoTime() - stutterUntil < 0) {
+                    Thread.sleep(STUTTER_ANSWERING_MILLIS);
+                    restarted.pause();
+                    Thread.sleep(STUTTER_FROZEN_MILLIS);
+                    restarted.resume();
+                }
                 resumedAt = System.nanoTime();
                 watch.start();
                 watch.join(leaseMillis + QUEUED_GRANTS_GRACE_MILLIS + 1000);
@@ -347,7 +369,7 @@ public final class RedlockSnapshotRestart {
                     afterRelease, errors, freeze);
         } finally {
             holders.shutdownNow();
-            factories.forEach(JedisConnectionFactory::destroy);
+            RedlockScenarioClients.destroy(factories);
         }
     }
 
@@ -380,19 +402,24 @@ public final class RedlockSnapshotRestart {
                 .append("holder's watchdog puts it back), and the keys granted to the second client after the releases. ")
                 .append("\"All back on it after\" is the time from the kill until the restarted master had every held lock ")
                 .append("again, looked at every 50 ms.\n\n")
-                .append("The frozen variant has 5 masters, all reachable by both clients. Master 5 saves the snapshot, is ")
+                .append("The frozen variant has 5 masters, all reachable by both clients, and runs on Jedis and (named so) ")
+                .append("on Lettuce: one shared connection per master, as Spring Boot sets it up, command timeout ")
+                .append(NODE_TIMEOUT.toMillis()).append(" ms. Master 5 saves the snapshot, is ")
                 .append("killed and restarts from it as above, and is frozen (SIGSTOP) as soon as the holder's watchdog has put ")
                 .append("the first of its forgotten locks back (\"back when frozen\"), for ").append(FROZEN_LEASES)
-                .append(" leases, while the second client tries the sample; then it is resumed (SIGCONT). Promised besides: no ")
+                .append(" leases, while the second client tries the sample; then it is resumed (SIGCONT) and, for a lease ")
+                .append("while the put-back goes on, stutters: ").append(STUTTER_ANSWERING_MILLIS).append(" ms answering, ")
+                .append(STUTTER_FROZEN_MILLIS).append(" ms frozen (more than the node timeout), so put-back calls in flight ")
+                .append("time out too (\"frozen\" counts from the first freeze to the last resume). Promised besides: no ")
                 .append("lock lost while it was frozen (the 4 others renew them), every lock back on it as the holder's within ")
-                .append("a lease and ").append(QUEUED_GRANTS_GRACE_MILLIS / 1000).append(" s after it answers again (the ")
+                .append("a lease and ").append(QUEUED_GRANTS_GRACE_MILLIS / 1000).append(" s after it answers for good (the ")
                 .append("second client's tries queued on the frozen master run then, and on keys not yet back they grant ")
                 .append("it alone, a minority that ends with its lease; docs/redlock.md), and no lock of the holder left on ")
                 .append("any master after the releases.\n\n");
         md.append("| scenario | locks | lease (ms) | in the snapshot | restart (ms) | second client's tries | granted while held | "
                 + "granted, holder had lost it | lost | missing on the restarted master | all back on it after (ms) | "
                 + "all releases (ms) | granted after the releases | back when frozen | frozen (ms) | all back after it "
-                + "answered again (ms) | left on the masters after the releases | verdict |\n");
+                + "answered for good (ms) | left on the masters after the releases | verdict |\n");
         md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Outcome o : outcomes) {
             md.append("| ").append(o.scenario()).append(" | ").append(o.locks()).append(" | ").append(o.leaseMillis())
@@ -421,7 +448,7 @@ public final class RedlockSnapshotRestart {
      * {@code -Dchaos.redlock-snapshot-lease} (ms; else {@link #leaseFor}).
      */
     public static void main(String[] args) throws Exception {
-        List<Outcome> outcomes = all("");
+        List<Outcome> outcomes = all(System.getProperty("chaos.only", ""));
         System.out.println(report(outcomes));
         System.exit(outcomes.stream().allMatch(outcome -> outcome.failures().isEmpty()) ? 0 : 1);
     }
