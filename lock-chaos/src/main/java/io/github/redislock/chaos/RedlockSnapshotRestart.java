@@ -162,7 +162,9 @@ public final class RedlockSnapshotRestart {
         List<String> errors = new ArrayList<>();
         List<DisposableBean> factories = new ArrayList<>();
         ExecutorService holders = Executors.newFixedThreadPool(THREADS);
-        try (RedisNodes nodes = RedisNodes.start(freezeDuringPutBack ? 5 : 3)) {
+        // the clients close before the masters stop (resources close in reverse order): Lettuce's would reconnect
+        try (RedisNodes nodes = RedisNodes.start(freezeDuringPutBack ? 5 : 3);
+                AutoCloseable clients = () -> RedlockScenarioClients.destroy(factories)) {
             RedisServerProcess restarted = nodes.node(freezeDuringPutBack ? 4 : 2);
             RedisLockConfig config = RedisLockConfig.defaults().withWatchdogLease(Duration.ofMillis(leaseMillis));
             List<Integer> ports = nodes.nodes().stream().map(RedisServerProcess::port).toList();
@@ -369,7 +371,6 @@ public final class RedlockSnapshotRestart {
                     afterRelease, errors, freeze);
         } finally {
             holders.shutdownNow();
-            RedlockScenarioClients.destroy(factories);
         }
     }
 

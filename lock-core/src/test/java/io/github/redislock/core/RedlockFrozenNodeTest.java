@@ -7,6 +7,7 @@ import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -185,19 +186,25 @@ class RedlockFrozenNodeTest {
             }
             ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             int mostWaiting = 0;
+            List<String> seenAtMost = List.of(); // the waiting threads' stacks when most waited, for a failure's message
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
             while (System.nanoTime() < until) {
-                int waiting = 0;
+                List<String> waiting = new ArrayList<>();
                 for (ThreadInfo info : threads.dumpAllThreads(false, false)) {
                     if (info.getThreadName().startsWith("redis-lock-redlock-") && waitsForPooledConnection(info)) {
-                        waiting++;
+                        waiting.add(info.getThreadName() + " " + Arrays.stream(info.getStackTrace()).limit(12)
+                                .map(StackTraceElement::toString).toList());
                     }
                 }
-                mostWaiting = Math.max(mostWaiting, waiting);
+                if (waiting.size() > mostWaiting) {
+                    mostWaiting = waiting.size();
+                    seenAtMost = waiting;
+                }
                 Thread.sleep(20);
             }
             // a thread caught on its way through the pool's create() is no wait; two at once would be
-            assertThat(mostWaiting).as("Redlock call threads waiting for a pooled connection at once").isLessThanOrEqualTo(1);
+            assertThat(mostWaiting).as("Redlock call threads waiting for a pooled connection at once: %s", seenAtMost)
+                    .isLessThanOrEqualTo(1);
         } finally {
             stop.set(true);
             callers.shutdown();
