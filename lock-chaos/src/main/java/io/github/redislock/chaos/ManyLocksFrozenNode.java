@@ -247,7 +247,8 @@ final class ManyLocksFrozenNode {
                 .getProcessCpuTime();
     }
 
-    private static String lockKey(String key) {
+    /** The Redis key of the exclusive lock on {@code key}, as the engine names it. */
+    static String lockKey(String key) {
         return "redis-lock:{" + key + "}";
     }
 

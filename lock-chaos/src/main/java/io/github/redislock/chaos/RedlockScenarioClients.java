@@ -13,6 +13,8 @@ import io.github.redislock.core.RedisLockConfig;
 import io.github.redislock.core.RedlockTemplate;
 import io.github.redislock.test.RedisServerProcess;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.InitializingBean;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
@@ -23,7 +25,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * The clients of the Redlock scenarios with many held locks ({@link RedlockFrozenNode}, {@link RedlockSnapshotRestart}):
- * a template over masters on loopback ports, and which held locks a master no longer has.
+ * a template over masters on loopback ports (Jedis, or Lettuce as Spring Boot sets it up), and which held locks a master
+ * no longer has.
  */
 final class RedlockScenarioClients {
 
@@ -48,25 +51,27 @@ final class RedlockScenarioClients {
         Map<String, StringRedisTemplate> clients = new LinkedHashMap<>();
         for (int port : ports) {
             RedisStandaloneConfiguration node = new RedisStandaloneConfiguration("127.0.0.1", port);
-            RedisConnectionFactory factory;
-            if (lettuce) {
-                LettuceConnectionFactory shared = new LettuceConnectionFactory(node,
-                        LettuceClientConfiguration.builder().commandTimeout(nodeTimeout).build());
-                shared.afterPropertiesSet();
-                shared.start();
-                factories.add(shared);
-                factory = shared;
-            } else {
-                JedisConnectionFactory pooled = new JedisConnectionFactory(node, JedisClientConfiguration.builder()
-                        .connectTimeout(nodeTimeout).readTimeout(nodeTimeout).usePooling().build());
-                pooled.afterPropertiesSet();
-                pooled.start();
-                factories.add(pooled);
-                factory = pooled;
-            }
+            RedisConnectionFactory factory = lettuce
+                    ? started(new LettuceConnectionFactory(node,
+                            LettuceClientConfiguration.builder().commandTimeout(nodeTimeout).build()), factories)
+                    : started(new JedisConnectionFactory(node, JedisClientConfiguration.builder()
+                            .connectTimeout(nodeTimeout).readTimeout(nodeTimeout).usePooling().build()), factories);
             clients.put("127.0.0.1:" + port, new StringRedisTemplate(factory));
         }
         return new RedlockTemplate(clients, config, nodeTimeout);
+    }
+
+    /** Starts {@code factory} and adds it to {@code factories}, for the caller to destroy. */
+    private static <F extends RedisConnectionFactory & InitializingBean & SmartLifecycle & DisposableBean> F started(F factory,
+            List<DisposableBean> factories) {
+        try {
+            factory.afterPropertiesSet();
+        } catch (Exception e) { // neither factory throws a checked exception here
+            throw new IllegalStateException(e);
+        }
+        factory.start();
+        factories.add(factory);
+        return factory;
     }
 
     /** Destroys the connection factories {@link #template} made. */
@@ -82,7 +87,7 @@ final class RedlockScenarioClients {
 
     /** The Redis keys of the locks on {@code keys} that {@code node} does not hold for {@code clientId}. */
     static Set<String> missing(RedisServerProcess node, Collection<String> keys, String clientId) {
-        List<String> redisKeys = keys.stream().map(key -> "redis-lock:{" + key + "}").toList();
+        List<String> redisKeys = keys.stream().map(ManyLocksFrozenNode::lockKey).toList();
         Set<String> missing = new HashSet<>();
         for (int from = 0; from < redisKeys.size(); from += 1000) {
             List<String> batch = redisKeys.subList(from, Math.min(redisKeys.size(), from + 1000));

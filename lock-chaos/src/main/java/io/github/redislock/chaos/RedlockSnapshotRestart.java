@@ -238,7 +238,7 @@ public final class RedlockSnapshotRestart {
                 // frozen as soon as the put-back has begun: a lock the snapshot lacks is back on it
                 // (one EXISTS over all of them: only the holder's watchdog writes these keys before the freeze)
                 List<String> forgotten = held.keySet().stream().filter(key -> !inSnapshotKeys.contains(key))
-                        .map(key -> "redis-lock:{" + key + "}").toList();
+                        .map(ManyLocksFrozenNode::lockKey).toList();
                 String[] exists = new String[forgotten.size() + 1];
                 exists[0] = "EXISTS";
                 for (int i = 0; i < forgotten.size(); i++) {
