@@ -4,6 +4,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -13,11 +15,17 @@ import java.util.function.DoubleSupplier;
 
 import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisFuture;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.api.async.RedisAsyncCommands;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.output.ValueOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import io.netty.buffer.ByteBuf;
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -57,27 +65,27 @@ final class LettuceScriptCalls {
     }
 
     private record Shared(StatefulConnection<byte[], byte[]> connection,
-            RedisScriptingAsyncCommands<byte[], byte[]> commands, long timeoutMillis) {
+            BaseRedisAsyncCommands<byte[], byte[]> commands, long timeoutMillis) {
     }
 
     /**
      * Runs a script with EVALSHA, and with EVAL when Redis does not have it (a restart, a failover, SCRIPT FLUSH).
      *
+     * @param sha1 the script's SHA-1 (hex digits, as bytes)
      * @param integer whether the reply is an integer ({@code Long}); else a bulk string ({@code byte[]})
      * @throws DataAccessException as Spring Data Redis's Lettuce connection would throw it
      */
-    <T> T run(String sha1, byte[] script, boolean integer, byte[][] keys, byte[][] args) {
-        ScriptOutputType type = integer ? ScriptOutputType.INTEGER : ScriptOutputType.VALUE;
+    <T> T run(byte[] sha1, byte[] script, boolean integer, byte[][] keys, byte[][] args) {
         Shared shared = shared();
         boolean alone = replies.sending();
         try {
             try {
-                return replies.await(shared.commands.evalsha(sha1, type, keys, args), shared.timeoutMillis, alone);
+                return replies.await(send(shared, CommandType.EVALSHA, sha1, integer, keys, args), shared.timeoutMillis, alone);
             } catch (RuntimeException e) {
                 if (!ScriptRunner.isNoScript(e)) {
                     throw e;
                 }
-                return replies.await(shared.commands.eval(script, type, keys, args), shared.timeoutMillis, alone);
+                return replies.await(send(shared, CommandType.EVAL, script, integer, keys, args), shared.timeoutMillis, alone);
             }
         } catch (RuntimeException e) {
             throw ScriptRunner.translated(factory, e);
@@ -92,7 +100,7 @@ final class LettuceScriptCalls {
      *
      * @return per call its reply ({@code byte[]}), or the exception it failed with, translated as {@link #run} does
      */
-    Object[] runAll(String sha1, byte[] script, List<byte[][]> keys, List<byte[][]> args) {
+    Object[] runAll(byte[] sha1, byte[] script, List<byte[][]> keys, List<byte[][]> args) {
         Object[] out = new Object[keys.size()];
         Shared shared;
         try {
@@ -103,7 +111,7 @@ final class LettuceScriptCalls {
         }
         List<RedisFuture<Object>> sent = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
-            sent.add(shared.commands.evalsha(sha1, ScriptOutputType.VALUE, keys.get(i), args.get(i)));
+            sent.add(send(shared, CommandType.EVALSHA, sha1, false, keys.get(i), args.get(i)));
         }
         for (int i = 0; i < out.length; i++) {
             try {
@@ -121,6 +129,104 @@ final class LettuceScriptCalls {
             }
         }
         return out;
+    }
+
+    /**
+     * Sends {@code EVALSHA sha1 numkeys key... arg...} (or EVAL with the script's text) on the shared connection, as
+     * Lettuce's own {@code evalsha} would (on a Cluster connection, to the master of the first key's slot).
+     */
+    @SuppressWarnings("unchecked")
+    private static <T> RedisFuture<T> send(Shared shared, CommandType command, byte[] script, boolean integer,
+            byte[][] keys, byte[][] args) {
+        CommandOutput<byte[], byte[], ?> output = integer ? new IntegerOutput<>(ByteArrayCodec.INSTANCE)
+                : new ValueOutput<>(ByteArrayCodec.INSTANCE);
+        return (RedisFuture<T>) shared.commands.dispatch(command, output, new ScriptArgs(script, keys, args));
+    }
+
+    /**
+     * A script call's arguments (the script's SHA-1 or text, the number of keys, the keys, the arguments), written to
+     * the connection as they are. Lettuce's own {@code evalsha} wraps each key and argument in an object of its own and
+     * collects them in a list that grows as they are added: with the lock scripts' 4 keys and 7 to 9 arguments, that
+     * was most of what a call allocated on the calling thread. The first key tells a Cluster connection where to send
+     * the call, as it does for Lettuce's own.
+     */
+    static final class ScriptArgs extends CommandArgs<byte[], byte[]> {
+
+        private static final byte[] CRLF = {'\r', '\n'};
+
+        private final byte[] script;
+        private final byte[][] keys;
+        private final byte[][] args;
+
+        ScriptArgs(byte[] script, byte[][] keys, byte[][] args) {
+            super(ByteArrayCodec.INSTANCE);
+            this.script = script;
+            this.keys = keys;
+            this.args = args;
+        }
+
+        @Override
+        public int count() {
+            return 2 + keys.length + args.length;
+        }
+
+        @Override
+        public ByteBuffer getFirstEncodedKey() {
+            return keys.length == 0 ? null : ByteBuffer.wrap(keys[0]);
+        }
+
+        @Override
+        public void encode(ByteBuf buf) {
+            bulk(buf, script);
+            buf.writeByte('$');
+            decimal(buf, digits(keys.length));
+            buf.writeBytes(CRLF);
+            decimal(buf, keys.length);
+            buf.writeBytes(CRLF);
+            for (byte[] key : keys) {
+                bulk(buf, key);
+            }
+            for (byte[] arg : args) {
+                bulk(buf, arg);
+            }
+        }
+
+        /** One RESP bulk string: {@code $<length>\r\n<bytes>\r\n}. */
+        private static void bulk(ByteBuf buf, byte[] value) {
+            buf.writeByte('$');
+            decimal(buf, value.length);
+            buf.writeBytes(CRLF);
+            buf.writeBytes(value);
+            buf.writeBytes(CRLF);
+        }
+
+        /** Writes {@code n} (0 or more) in decimal ASCII digits. */
+        static void decimal(ByteBuf buf, int n) {
+            if (n >= 10) {
+                decimal(buf, n / 10);
+            }
+            buf.writeByte('0' + n % 10);
+        }
+
+        /** How many decimal digits {@code n} (0 or more) has. */
+        static int digits(int n) {
+            int digits = 1;
+            for (int rest = n / 10; rest > 0; rest /= 10) {
+                digits++;
+            }
+            return digits;
+        }
+
+        @Override
+        public String toCommandString() {
+            return "<script> " + keys.length + " " + Arrays.stream(keys).map(key -> new String(key, StandardCharsets.UTF_8))
+                    .collect(java.util.stream.Collectors.joining(" ")) + " <" + args.length + " arguments>";
+        }
+
+        @Override
+        public String toString() {
+            return getClass().getSimpleName() + " [" + toCommandString() + "]";
+        }
     }
 
     private RuntimeException translate(RuntimeException e) {

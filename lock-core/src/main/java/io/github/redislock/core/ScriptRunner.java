@@ -150,7 +150,7 @@ final class ScriptRunner {
         Prepared prepared = prepared(script);
         Object[] replies;
         if (lettuce != null) {
-            replies = lettuce.runAll(prepared.sha1(), prepared.text(), keys, args);
+            replies = lettuce.runAll(prepared.sha1Bytes(), prepared.text(), keys, args);
         } else if (pipelinesScriptCalls()) {
             replies = JedisClusterPipeline.run(redis.getRequiredConnectionFactory(), bytes(prepared.sha1()), keys, args, slot);
         } else {
@@ -217,7 +217,7 @@ final class ScriptRunner {
     private <T> T evalSha(RedisScript<?> script, ReturnType returnType, byte[][] keys, byte[][] args) {
         Prepared prepared = prepared(script);
         if (lettuce != null) {
-            return lettuce.run(prepared.sha1(), prepared.text(), returnType == ReturnType.INTEGER, keys, args);
+            return lettuce.run(prepared.sha1Bytes(), prepared.text(), returnType == ReturnType.INTEGER, keys, args);
         }
         if (jedis != null) {
             return jedis.run(prepared.sha1Bytes(), prepared.text(), keys, args);
