@@ -217,7 +217,7 @@ final class LockScripts implements LockStore {
     @Override
     public ReleaseReply release(String key, String owner) {
         return ReleaseReply.of(redis.run(RELEASE, keys.exclusiveKeysEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
-                wakeChannelPrefixBytes, ScriptRunner.bytes(key), CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, NONE, NONE, NONE,
+                wakeChannelPrefixBytes, keys.nameEncoded(key), CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, NONE, NONE, NONE,
                 TURN_MILLIS_BYTES}));
     }
 
@@ -237,7 +237,7 @@ final class LockScripts implements LockStore {
         try {
             return ReleaseReply.of(redis.runAcknowledged(RELEASE, keys.exclusiveKeysEncoded(key), reply -> reply > 2,
                     token -> release(key, nextOwner), "the hand-over", new byte[][] {ScriptRunner.bytes(owner),
-                            wakeChannelPrefixBytes, ScriptRunner.bytes(key), CLIENTS_WOKEN_PER_RELEASE_BYTES,
+                            wakeChannelPrefixBytes, keys.nameEncoded(key), CLIENTS_WOKEN_PER_RELEASE_BYTES,
                             ScriptRunner.bytes(nextOwner), number(nextLeaseMillis), FENCE_GRACE_BYTES, clientIdBytes,
                             TURN_MILLIS_BYTES, reservedTokens == 1 ? ONE : number(reservedTokens), number(nextSleepMillis)}));
         } catch (ReplicaAckException e) {
@@ -367,13 +367,13 @@ final class LockScripts implements LockStore {
      */
     boolean readWriteRelease(String key, String owner, boolean write) {
         return isOne(redis.run(RW_RELEASE, keys.readWriteEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
-                write ? WRITE : READ, wakeChannelPrefixBytes, ScriptRunner.bytes(key)}));
+                write ? WRITE : READ, wakeChannelPrefixBytes, keys.nameEncoded(key)}));
     }
 
     /** Withdraws a writer that stopped waiting, so the readers it held back may enter. */
     void leaveAsWriter(String key, String owner) {
         redis.run(RW_RELEASE, keys.readWriteEncoded(key), new byte[][] {ScriptRunner.bytes(owner), LEAVE_AS_WRITER,
-                wakeChannelPrefixBytes, ScriptRunner.bytes(key)});
+                wakeChannelPrefixBytes, keys.nameEncoded(key)});
     }
 
     /**
@@ -396,8 +396,24 @@ final class LockScripts implements LockStore {
         return reply == null ? 0 : reply;
     }
 
+    /**
+     * {@code value} as a script argument ({@link ScriptRunner#number}); the values calls send most (leases, sleeps) are
+     * encoded once: the most recent one per slot is kept. The array is shared, never written to.
+     */
     private static byte[] number(long value) {
-        return ScriptRunner.number(value);
+        int slot = (int) (value ^ (value >>> 16)) & (RECENT_NUMBERS.length - 1);
+        EncodedNumber seen = RECENT_NUMBERS[slot];
+        if (seen != null && seen.value == value) {
+            return seen.bytes;
+        }
+        byte[] bytes = ScriptRunner.number(value);
+        RECENT_NUMBERS[slot] = new EncodedNumber(value, bytes); // a racy write: its final fields publish it whole
+        return bytes;
+    }
+
+    private static final EncodedNumber[] RECENT_NUMBERS = new EncodedNumber[64];
+
+    private record EncodedNumber(long value, byte[] bytes) {
     }
 
     private static boolean isOne(Long reply) {

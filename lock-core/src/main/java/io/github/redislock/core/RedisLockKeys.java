@@ -59,6 +59,7 @@ final class RedisLockKeys {
      * key, a scheduled job) encodes its names once instead of at every call; a slot holds the latest key set to hash to it.
      */
     private final Encoded[] recent = new Encoded[RECENT_SLOTS];
+    private final Name[] recentNames = new Name[RECENT_SLOTS];
 
     RedisLockKeys(String prefix) {
         if (prefix == null || prefix.isBlank()) {
@@ -169,6 +170,25 @@ final class RedisLockKeys {
 
     /** One lock name's keys for one script, encoded; the arrays are shared, never written to. */
     private record Encoded(String key, byte[][] suffixes, byte[][] keys) {
+    }
+
+    /**
+     * The lock's name itself (not a Redis key: the name as clients know it, which a release publishes to the waiting
+     * clients), as UTF-8 for a script argument; recently used names are encoded once, as {@link #exclusiveKeysEncoded}'s
+     * keys are. The array is shared, never written to.
+     */
+    byte[] nameEncoded(String key) {
+        int slot = key.hashCode() & (RECENT_SLOTS - 1);
+        Name seen = recentNames[slot];
+        if (seen != null && seen.key.equals(key)) {
+            return seen.bytes;
+        }
+        byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
+        recentNames[slot] = new Name(key, bytes); // a racy write: its final fields publish it whole
+        return bytes;
+    }
+
+    private record Name(String key, byte[] bytes) {
     }
 
     private static byte[][] encode(List<String> suffixes) {

@@ -53,6 +53,17 @@ class RedisLockKeysTest {
     }
 
     @Test
+    void aLockNameIsEncodedAsItselfEvenWhenNamesShareACacheSlot() {
+        // "Aa" and "BB" have the same hashCode, so they take turns in one slot of the recent names
+        for (int round = 0; round < 3; round++) {
+            for (String key : new String[] {"Aa", "BB", "orders:é"}) {
+                assertThat(new String(keys.nameEncoded(key), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo(key);
+            }
+        }
+        assertThat(keys.nameEncoded("orders:42")).isSameAs(keys.nameEncoded("orders:42")); // encoded once while recent
+    }
+
+    @Test
     void theReadWriteKeysAreNamedAfterTheLock() {
         assertThat(keys.readWrite("orders:42")).containsExactly("redis-lock:{orders:42}:rw:writer",
                 "redis-lock:{orders:42}:rw:readers", "redis-lock:{orders:42}:rw:epoch", "redis-lock:{orders:42}:rw:fence",
