@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
+import java.util.stream.Collectors;
 
 import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisFuture;
@@ -220,7 +221,7 @@ final class LettuceScriptCalls {
         @Override
         public String toCommandString() {
             return "<script> " + keys.length + " " + Arrays.stream(keys).map(key -> new String(key, StandardCharsets.UTF_8))
-                    .collect(java.util.stream.Collectors.joining(" ")) + " <" + args.length + " arguments>";
+                    .collect(Collectors.joining(" ")) + " <" + args.length + " arguments>";
         }
 
         @Override

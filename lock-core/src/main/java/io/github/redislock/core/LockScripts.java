@@ -80,6 +80,8 @@ final class LockScripts implements LockStore {
     private static final byte[] READ = ScriptRunner.bytes("read");
     private static final byte[] WRITE = ScriptRunner.bytes("write");
     private static final byte[] LEAVE_AS_WRITER = ScriptRunner.bytes("leave");
+    /** Recently sent numbers, encoded ({@link #number}); the arrays are shared, never written to. */
+    private static final EncodedNumber[] RECENT_NUMBERS = new EncodedNumber[64];
 
     private final ScriptRunner redis;
     private final RedisLockKeys keys;
@@ -410,8 +412,6 @@ final class LockScripts implements LockStore {
         RECENT_NUMBERS[slot] = new EncodedNumber(value, bytes); // a racy write: its final fields publish it whole
         return bytes;
     }
-
-    private static final EncodedNumber[] RECENT_NUMBERS = new EncodedNumber[64];
 
     private record EncodedNumber(long value, byte[] bytes) {
     }
