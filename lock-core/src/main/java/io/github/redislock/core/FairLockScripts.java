@@ -160,6 +160,6 @@ final class FairLockScripts {
      */
     private byte[][] releaseArgs(String key, String owner, byte[] leaving) {
         return new byte[][] {ScriptRunner.bytes(owner), keys.wakeChannelPrefixEncoded(), HANDED_OVER_BYTES, GRANT_BYTES,
-                FENCE_GRACE_BYTES, leaving, ScriptRunner.bytes(key), EXCLUSIVE_CLIENTS_WOKEN_BYTES};
+                FENCE_GRACE_BYTES, leaving, keys.nameEncoded(key), EXCLUSIVE_CLIENTS_WOKEN_BYTES};
     }
 }

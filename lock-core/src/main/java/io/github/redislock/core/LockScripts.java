@@ -80,8 +80,6 @@ final class LockScripts implements LockStore {
     private static final byte[] READ = ScriptRunner.bytes("read");
     private static final byte[] WRITE = ScriptRunner.bytes("write");
     private static final byte[] LEAVE_AS_WRITER = ScriptRunner.bytes("leave");
-    /** Recently sent numbers, encoded ({@link #number}); the arrays are shared, never written to. */
-    private static final EncodedNumber[] RECENT_NUMBERS = new EncodedNumber[64];
 
     private final ScriptRunner redis;
     private final RedisLockKeys keys;
@@ -398,22 +396,8 @@ final class LockScripts implements LockStore {
         return reply == null ? 0 : reply;
     }
 
-    /**
-     * {@code value} as a script argument ({@link ScriptRunner#number}); the values calls send most (leases, sleeps) are
-     * encoded once: the most recent one per slot is kept. The array is shared, never written to.
-     */
     private static byte[] number(long value) {
-        int slot = (int) (value ^ (value >>> 16)) & (RECENT_NUMBERS.length - 1);
-        EncodedNumber seen = RECENT_NUMBERS[slot];
-        if (seen != null && seen.value == value) {
-            return seen.bytes;
-        }
-        byte[] bytes = ScriptRunner.number(value);
-        RECENT_NUMBERS[slot] = new EncodedNumber(value, bytes); // a racy write: its final fields publish it whole
-        return bytes;
-    }
-
-    private record EncodedNumber(long value, byte[] bytes) {
+        return ScriptRunner.number(value);
     }
 
     private static boolean isOne(Long reply) {

@@ -53,6 +53,8 @@ final class ScriptRunner {
     static final byte[] ONE = bytes("1");
     static final byte[] ZERO = bytes("0");
     static final byte[] NONE = new byte[0];
+    /** Recently sent numbers, encoded ({@link #number}). */
+    private static final EncodedNumber[] RECENT_NUMBERS = new EncodedNumber[64];
 
     private static final Logger log = LoggerFactory.getLogger(ScriptRunner.class);
     private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
@@ -385,8 +387,26 @@ final class ScriptRunner {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** {@code value} in decimal, as a script argument: written as ASCII digits, with no string in between. */
+    /**
+     * {@code value} in decimal, as a script argument: written as ASCII digits, with no string in between. The values
+     * calls send are few and recur (leases, sleeps, permits), so the most recent one per slot is kept encoded: the array
+     * returned is shared, never to be written to.
+     */
     static byte[] number(long value) {
+        int slot = (int) (value ^ (value >>> 16)) & (RECENT_NUMBERS.length - 1);
+        EncodedNumber seen = RECENT_NUMBERS[slot];
+        if (seen != null && seen.value == value) {
+            return seen.bytes;
+        }
+        byte[] bytes = digits(value);
+        RECENT_NUMBERS[slot] = new EncodedNumber(value, bytes); // a racy write: its final fields publish it whole
+        return bytes;
+    }
+
+    private record EncodedNumber(long value, byte[] bytes) {
+    }
+
+    private static byte[] digits(long value) {
         if (value == Long.MIN_VALUE) {
             return bytes(Long.toString(value));
         }
