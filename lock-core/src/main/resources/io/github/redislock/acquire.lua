@@ -6,10 +6,14 @@
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
 -- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success),
 -- ARGV[7] how many of the longest-waiting clients a turn belongs to (see release.lua)
+-- ARGV[9] (optional) '1' when the caller's client takes grants from their message (see release.lua): a miss then
+-- also tells the server time it ran at (see Returns)
 -- Redlock nodes only: KEYS[5] the node's restart marker (its value: '<run_id> <ms>', the node process that wrote
 -- it and that process's clock in ms before which it grants nothing), ARGV[8] the restart delay in ms
 -- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0),
--- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms).
+-- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms). With ARGV[9], a miss
+-- answers minus (the TTL, at most 8191, + 8192 * the server time in ms modulo 2^39): a grant to the caller's client
+-- made later than that (its message says when) was made after the caller sent this request.
 -- A Redlock node may have forgotten locks it granted: without its marker it came back empty (restarted without
 -- persistence, flushed) or is new; with a marker another process wrote (another run_id) it restarted, maybe from
 -- persisted data (an RDB snapshot, an AOF not fsynced on every write), which holds the marker but not the locks
@@ -18,6 +22,8 @@
 -- (antirez's delayed restart). The run_id and uptime come from INFO server, read only when the node would grant.
 -- Meanwhile the watchdog of a holder whose lease is still valid may put that holder's lock back
 -- (redlock-repair-many.lua): that gives the lock to nobody new.
+-- A lock whose value is '<client id>:grant:<token>' was granted by a release to that waiting client (release.lua): the
+-- client's waiting thread adopts it here (if it did not hold it from the grant's message).
 -- A lock whose value is '~turn' was just released while other clients waited: for a short while only the
 -- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
 -- thread) cannot overtake them.
@@ -75,6 +81,13 @@ if current == ARGV[1] then
   end
   return token_from_clock()
 end
+local granted = ARGV[3] .. ':grant:'
+if string.sub(current, 1, #granted) == granted then
+  -- granted to the caller's client: the caller is its waiting thread (the one thread of the client that asks)
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+  withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
+  return tonumber(string.sub(current, #granted + 1))
+end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   -- no expiry: the key was not set by this library; re-check now and then rather than spin
@@ -83,12 +96,18 @@ elseif ttl < 1 then
   ttl = 1
 end
 local sleep = tonumber(ARGV[4])
+local nowMs
+if sleep > 0 or ARGV[9] == '1' then
+  local now = redis.call('TIME')
+  nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+end
 if sleep > 0 then
   -- the entry lives until the caller's next re-check, plus a second of slack; its arrival time is kept,
   -- so releases wake the longest-waiting clients first
-  local now = redis.call('TIME')
-  local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   local entryTtl = math.min(sleep, ttl) + 1000
   register_waiter(KEYS[3], KEYS[4], ARGV[3], nowMs, entryTtl)
+end
+if ARGV[9] == '1' then
+  return -(math.min(ttl, 8191) + 8192 * (nowMs % 549755813888))
 end
 return -ttl

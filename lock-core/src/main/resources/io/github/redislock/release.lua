@@ -12,14 +12,24 @@
 -- ARGV[11] (optional, with ARGV[5..10]) how long the caller's next thread sleeps before it asks, in ms: when other
 --         clients wait (no hand-over), the caller's client is registered as waiting behind them, its entry living that
 --         long plus a second, so the next thread need not ask Redis only to be told to wait
--- Returns 1 when released, 2 when released and kept for the woken clients' turn (with ARGV[9]), 0 when the caller
+-- ARGV[12] (optional) '1' to grant the lock to the longest-waiting client rather than wake clients for a turn, and
+-- ARGV[13] how long the grant lasts unless its client confirms it, in ms (ARGV[7] must be given then)
+-- Returns 1 when released, 2 when released and kept for the woken clients' turn (with ARGV[9]) or granted (with
+-- ARGV[12]), 0 when the caller
 -- did not hold the lock (expired or taken over; nothing changes), the next holder's fencing token (a server-clock
 -- value, far above 2) when handed over, or minus 1 or 2 (released; kept for the turn) when it also registered the
--- caller's client as waiting (with ARGV[11]).
+-- caller's client as waiting (with ARGV[11]); with ARGV[12] as well, minus (1 or 2 + 4 * the server time in ms modulo
+-- 2^39).
 -- When other clients wait, the lock is not left free but marked '~turn' for a short while: only the woken
 -- (longest-waiting) clients may take it then (acquire.lua), so waiting clients come first. A woken client may have
 -- died or left (its entry lives on until it goes stale): when the turn ends unused, the releasing client wakes every
 -- client still waiting (turn-ended.lua), so a dead client costs the turn, not a live waiter's sleep.
+-- With ARGV[12], the lock is instead granted to the longest-waiting client: set to '<client id>:grant:<token>' for
+-- ARGV[13] ms, and the grant published to that client alone, as '\4<token>\4<server ms modulo 2^39>\4<lock name>'.
+-- Its waiting thread holds the lock from that message, without asking, if the grant was made after that thread's
+-- latest request that missed (acquire.lua's reply tells when it ran), and confirms it in the background (renew.lua
+-- with that owner id); or it asks, and acquire.lua adopts the grant. A grant nobody confirms expires, and the
+-- releasing client's look at the turn's end (the reply is 2) wakes every client still waiting.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -50,7 +60,15 @@ if ARGV[5] and ARGV[5] ~= '' then
 end
 redis.call('DEL', KEYS[1])
 local released = 1
-if redis.call('EXISTS', KEYS[3]) == 1 then
+if ARGV[12] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then
+  local grantee = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+  local token = string.format('%d', next_fencing_token(now, KEYS[2], ARGV[7]))
+  redis.call('SET', KEYS[1], grantee .. ':grant:' .. token, 'PX', ARGV[13])
+  withdraw_waiter(KEYS[3], KEYS[4], grantee)
+  redis.call('PUBLISH', ARGV[2] .. grantee, '\4' .. token .. '\4' .. string.format('%d', nowMs % 549755813888) .. '\4'
+    .. ARGV[3])
+  released = 2
+elseif redis.call('EXISTS', KEYS[3]) == 1 then
   -- the next contenders, not every waiter: threads queue in their own JVM, and the longest-waiting
   -- clients go first (more than one, so a client that just left or died cannot stall the hand-off)
   local woken = redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)
@@ -65,6 +83,10 @@ end
 if others > 0 and ARGV[11] then
   -- behind the clients just woken, as if the next thread had asked now
   register_waiter(KEYS[3], KEYS[4], ARGV[8], nowMs, tonumber(ARGV[11]) + 1000)
+  if ARGV[12] == '1' then
+    -- and when, as a miss tells it (acquire.lua): a grant to the caller's client made later came after this release
+    return -(released + 4 * (nowMs % 549755813888))
+  end
   return -released
 end
 return released

@@ -716,18 +716,17 @@ public final class LockBenchmark {
     /** The fair hand-off's pub/sub floor, per contender; {@link Targets} sets the fair hand-off against it. */
     static final String S4_FAIR_FLOOR_ROW = "S4 fair hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter)";
     /**
-     * The exclusive hand-off's floor, per contender: the fair one's, after which the woken waiter sends one EVALSHA of
-     * {@code return 1}, as our waiter asks Redis for the lock once the release notice woke it.
+     * The exclusive hand-off's pub/sub floor, per contender, measured in turns with the exclusive hand-offs: our release
+     * grants the lock to the waiting client, whose waiter holds it from the grant's message, as the fair lock's does.
      */
-    static final String S4_FLOOR_ROW = "S4 hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter, which sends one EVALSHA)";
+    static final String S4_FLOOR_ROW = "S4 hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter)";
 
     /**
      * From the holder's unlock to the waiter (another client) holding the lock; with {@code fair}, of the fair lock. For
      * our locks on one Redis, the pub/sub floor is measured in blocks taking turns with it: one PUBLISH from the
      * holder's client, received by the waiter's client's subscription, which wakes the parked waiting thread. A fair
-     * hand-off does that and no more (the grant is in the release script), so the floor is what this machine's
-     * wake-ups allow at that moment. The exclusive lock's waiter then asks Redis for the lock (the release frees it and
-     * notifies): its floor adds one EVALSHA sent by the woken thread.
+     * hand-off does that and no more (the grant is in the release script), and so does an exclusive one (the release
+     * grants the lock to the longest-waiting client), so the floor is what this machine's wake-ups allow at that moment.
      */
     private void handOff(Contender holderClient, Contender waiterClient, int samples, boolean fair) throws InterruptedException {
         String key = (fair ? "s4-fair:" : "s4:") + holderClient.name;
@@ -756,7 +755,7 @@ public final class LockBenchmark {
         };
         long[] micros = new long[samples];
         try (PubSubFloor floor = variant.isEmpty() && holderClient instanceof Contender.Ours one
-                && waiterClient instanceof Contender.Ours two ? new PubSubFloor(one.connections(), two.connections(), key, !fair)
+                && waiterClient instanceof Contender.Ours two ? new PubSubFloor(one.connections(), two.connections(), key)
                         : null) {
             if (floor == null) {
                 measureHandOffs(lockHandOffs, micros, 0, samples);
@@ -831,23 +830,18 @@ public final class LockBenchmark {
     /**
      * The least a hand-off over pub/sub costs: the holder's client sends one PUBLISH through Spring Data Redis; the
      * waiter's client receives it on a subscription set up as our template's (Spring Data Redis's listener container,
-     * its listener run on the subscription's own thread), which unparks the waiting thread; with {@code asks}, that
-     * thread then sends one EVALSHA of {@code return 1} through Spring Data Redis on the waiter's client.
+     * its listener run on the subscription's own thread), which unparks the waiting thread.
      */
     private static final class PubSubFloor implements HandOffs, AutoCloseable {
 
         private final StringRedisTemplate publisher;
-        private final StringRedisTemplate asker;
-        private final boolean asks;
         private final RedisMessageListenerContainer subscription = new RedisMessageListenerContainer();
         private final String channel;
         private volatile boolean arrived;
         private volatile Thread waiting;
 
-        PubSubFloor(RedisConnectionFactory holderSide, RedisConnectionFactory waiterSide, String key, boolean asks) {
+        PubSubFloor(RedisConnectionFactory holderSide, RedisConnectionFactory waiterSide, String key) {
             publisher = new StringRedisTemplate(holderSide);
-            asker = new StringRedisTemplate(waiterSide);
-            this.asks = asks;
             channel = "floor:" + key;
             subscription.setConnectionFactory(waiterSide);
             subscription.setTaskExecutor(new SyncTaskExecutor());
@@ -880,9 +874,6 @@ public final class LockBenchmark {
             waiting = Thread.currentThread();
             while (!arrived) {
                 LockSupport.park(this);
-            }
-            if (asks) {
-                asker.execute(Floor.ONE, List.of(channel));
             }
         }
 
@@ -1091,8 +1082,8 @@ public final class LockBenchmark {
                   from thread to thread in memory, each taking the next reserved token, so most cycles are a thread
                   wake-up with no round trip (the script calls row). A client that starts waiting meanwhile is seen
                   by the next release through Redis, at most 2 ms later.
-                - **S3 across JVMs.** Here a release wakes the two longest-waiting clients only; Redisson publishes each
-                  release to every subscribed client, and Spring Integration's spin lock polls (its waiters sleep up to 100 ms between tries,
+                - **S3 across JVMs.** Here a release grants the lock to the longest-waiting client and tells that client
+                  alone; Redisson publishes each release to every subscribed client, and Spring Integration's spin lock polls (its waiters sleep up to 100 ms between tries,
                   which shows in its S4 hand-off). Spring Integration's registries can beat ours here: a thread of the
                   releasing JVM, queued in the registry's local lock, retakes the Redis lock before other JVMs' waiters
                   hear of the release, so the lock stays in one JVM in bursts (fast, and unfair across JVMs). Ours
@@ -1118,13 +1109,13 @@ public final class LockBenchmark {
                   is mostly its release script's time in Redis (about 30 µs per script call after 5 ms idle, measured
                   with `INFO commandstats`, against 1.5 µs for a PUBLISH).
                 - **S4.** Spring Integration's spin lock hands over only when its waiter's next poll comes round.
-                  Our exclusive lock's release frees the key and publishes a notice; the woken waiter then asks Redis
-                  for the lock. Its floor row is the fair floor's PUBLISH and wake-up followed by one EVALSHA of
-                  `return 1` sent by the woken thread through Spring Data Redis, measured in turns with the hand-offs
-                  as the fair floor is. The targets table sets the hand-off against it: that extra round trip, from a
-                  thread just woken after 5 ms of quiet, is what the exclusive hand-off costs over the fair one.
-                - **S4 in absolute terms.** A hand-off is a release round trip, a pub/sub message, a thread wake-up and an
-                  acquire round trip. The 0.5 ms and 2 ms targets assume loopback round trips of about 10 µs; when the floor
+                  Our exclusive lock's release grants the lock to the client that has waited longest and publishes the
+                  grant to it alone; the woken waiter holds the lock from that message, without a round trip (it had
+                  asked Redis less than 250 ms before: see docs/lock-types.md), and confirms it in the background.
+                  Its floor row is the fair floor's PUBLISH and wake-up, measured in turns with the exclusive
+                  hand-offs; the targets table sets the hand-off against it.
+                - **S4 in absolute terms.** A hand-off is a release script in Redis, a pub/sub message and a thread
+                  wake-up. The 0.5 ms and 2 ms targets assume loopback round trips of about 10 µs; when the floor
                   row above shows far slower ones (this shared host, some days), compare S4 with Redisson's figure from the
                   same run instead.
                 - **S5.** Our nested acquisitions never leave the JVM; Redisson's reentrancy is counted in Redis.

@@ -105,7 +105,8 @@ public final class ChaosRun implements AutoCloseable {
     static final long READ_WRITE_DEAD_WAITER_BOUND_MILLIS = LEASE_MILLIS + 1000 + 2000;
     /**
      * How long a waiting JVM stays stopped: longer than a fair lock's grant ({@code FairLockScripts.GRANT_MILLIS},
-     * 500 ms; the issue saw two holders from 650 ms on) and than the exclusive lock's turn after a release (200 ms);
+     * 500 ms; the issue saw two holders from 650 ms on) and than the exclusive lock's grant to the longest-waiting
+     * client (500 ms; 200 ms for the turn a release keeps on Redlock);
      * shorter than the lease, with room for the controller's own delays on a loaded machine, so a JVM that got the lock
      * just before the stop keeps it.
      */
@@ -869,7 +870,7 @@ public final class ChaosRun implements AutoCloseable {
      * Stops a waiting JVM (the longest-waiting one with a thread waiting in Redis and none inside its section) with
      * SIGSTOP for {@link #WAITER_STALL_MILLIS}, across a release: the sections open when it stopped must have ended
      * before it is let go (it stays stopped up to 2 s more for that). A lock handed to it meanwhile (a fair grant, an
-     * exclusive lock's turn, a semaphore's offer) must not make it hold beside the one who got the lock instead.
+     * exclusive lock's grant, a semaphore's offer) must not make it hold beside the one who got the lock instead.
      */
     private long stallWaiter(int repetition) throws Exception {
         String id = waitingJvm();
@@ -1675,7 +1676,7 @@ public final class ChaosRun implements AutoCloseable {
                 .append("\"SIGSTOP of a waiting JVM\": a JVM with a thread waiting in Redis (the exclusive lock's waiting ")
                 .append("clients, the fair queue, the read/write lock's waiting writers and clients, the semaphore's waiters), ")
                 .append("the longest-waiting one, and no thread inside its section, is stopped for ").append(WAITER_STALL_MILLIS)
-                .append(" ms (longer than a fair grant, 500 ms, and an exclusive lock's turn, 200 ms; shorter than the ")
+                .append(" ms (longer than a grant of the fair or the exclusive lock, 500 ms; shorter than the ")
                 .append("lease) and kept stopped until every section open when it stopped has ended, so the lock is ")
                 .append("released, and possibly handed to it, while it cannot act. \"Connections held back\": each ")
                 .append("worker talks to Redis through two proxies of its own, one for its commands and one for its pub/sub ")

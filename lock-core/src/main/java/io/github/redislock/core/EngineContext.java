@@ -20,6 +20,8 @@ final class EngineContext {
     final WaitLoop waitLoop;
     final Watchdog watchdog;
     final BackgroundCleanup cleanup;
+    /** Confirms, in the background, the grants holders took from their message (fair and exclusive alike). */
+    final GrantConfirmations confirmations;
     final LockActivity activity = new LockActivity();
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Numbers this client's acquisition attempts, so every attempt has an owner id of its own in Redis. */
@@ -36,6 +38,7 @@ final class EngineContext {
         this.waitLoop = waitLoop;
         this.watchdog = new Watchdog(watchdogLease, callsPerNode);
         this.cleanup = new BackgroundCleanup(watchdog, watchdogLease, closed::get);
+        this.confirmations = new GrantConfirmations(cleanup);
         watchdog.setEvents(activity);
     }
 

@@ -20,10 +20,11 @@ final class ExclusiveEngine implements LockEngine {
 
     ExclusiveEngine(EngineContext context, LockStore store) {
         this.activity = context.activity;
-        context.watchdog.renewExclusive(locks.all(), new Renewer(LockType.EXCLUSIVE, store::renew, store.renewMany()));
+        Renewer renewer = new Renewer(LockType.EXCLUSIVE, store::renew, store.renewMany());
+        context.watchdog.renewExclusive(locks.all(), renewer);
         // the exclusive and the fair lock of a key are one Redis key: one look at a time at an unused turn's end
         this.turnLooks = new WakeLooks(context.cleanup, store::turnEnded);
-        this.exclusive = new ExclusiveLock(store, locks, context, turnLooks);
+        this.exclusive = new ExclusiveLock(store, locks, context, turnLooks, renewer);
     }
 
     /** An observed acquisition of the exclusive lock through the API ({@link LockOptions}' name and {@code holdAtLeast}). */
@@ -43,10 +44,28 @@ final class ExclusiveEngine implements LockEngine {
         return new RedisReentrantLock(exclusive, locks, key, verbs);
     }
 
+    /**
+     * A release notice (the lock's name: wakes this client's contender for it, and those of the other lock types), or a
+     * grant of the lock to this client (release.lua: {@link LockScripts#GRANTED}, the token, when it was made, the name).
+     */
     @Override
-    public boolean wake(String key) {
-        locks.wake(key);
-        return false;
+    public boolean wake(String message) {
+        if (!message.startsWith(LockScripts.GRANTED)) {
+            locks.wake(message);
+            return false;
+        }
+        int tokenEnd = message.indexOf(LockScripts.GRANTED, 1);
+        int timeEnd = tokenEnd < 0 ? -1 : message.indexOf(LockScripts.GRANTED, tokenEnd + 1);
+        if (timeEnd < 0) {
+            return true; // not a grant this version understands: the lock's waiters look again by themselves
+        }
+        try {
+            exclusive.granted(message.substring(timeEnd + 1), new Grant(Long.parseLong(message, 1, tokenEnd, 10),
+                    Long.parseLong(message, tokenEnd + 1, timeEnd, 10)));
+        } catch (NumberFormatException e) {
+            // likewise
+        }
+        return true;
     }
 
     @Override

@@ -50,9 +50,12 @@ final class ExclusiveLock {
     private final Duration watchdogLease;
     /** Looks, at the end of a turn a release kept for the clients it woke, whether one of them took the lock. */
     private final WakeLooks turnLooks;
+    /** The watchdog's renewal of this lock type, named when a grant taken from its message is marked lost. */
+    private final Renewer renewer;
 
-    ExclusiveLock(LockStore scripts, LocalLocks locks, EngineContext context, WakeLooks turnLooks) {
+    ExclusiveLock(LockStore scripts, LocalLocks locks, EngineContext context, WakeLooks turnLooks, Renewer renewer) {
         this.scripts = scripts;
+        this.renewer = renewer;
         this.locks = locks;
         this.context = context;
         this.waitLoop = context.waitLoop;
@@ -78,7 +81,7 @@ final class ExclusiveLock {
      */
     Optional<LockHandle> tryAcquire(String key, Duration wait, Duration lease, Duration holdAtLeast) {
         try {
-            LocalLock lock = lock(key, wait, lease, true);
+            LocalLock lock = lock(key, wait, lease, true, holdAtLeast == null);
             if (lock == null) {
                 return Optional.empty();
             }
@@ -150,6 +153,16 @@ final class ExclusiveLock {
      * @return the local lock, held by the current thread; {@code null} on timeout
      */
     LocalLock lock(String key, Duration wait, Duration lease, boolean interruptible) throws InterruptedException {
+        return lock(key, wait, lease, interruptible, true);
+    }
+
+    /**
+     * Like {@link #lock(String, Duration, Duration, boolean)}; {@code byGrantMessage} false when the release may leave
+     * the lock to expire later ({@code holdAtLeast}), so the thread holds a grant to this client only once Redis has
+     * given it its lease, not from the grant's message (see {@link #takeGrant}).
+     */
+    LocalLock lock(String key, Duration wait, Duration lease, boolean interruptible, boolean byGrantMessage)
+            throws InterruptedException {
         Deadline deadline = Deadline.startingNow(wait);
         LocalLock lock = locks.retain(key);
         boolean acquired = false;
@@ -184,7 +197,7 @@ final class ExclusiveLock {
                     acquired = true;
                     return lock;
                 }
-                interrupted |= acquireInRedis(lock, deadline, lease, interruptible);
+                interrupted |= acquireInRedis(lock, deadline, lease, interruptible, byGrantMessage);
                 acquired = lock.owner != null;
             } finally {
                 if (!acquired) {
@@ -208,14 +221,29 @@ final class ExclusiveLock {
     }
 
     /** The current thread holds the local mutex; takes the Redis lock. Returns whether an interrupt was swallowed. */
-    private boolean acquireInRedis(LocalLock lock, Deadline deadline, Duration lease, boolean interruptible)
-            throws InterruptedException {
+    private boolean acquireInRedis(LocalLock lock, Deadline deadline, Duration lease, boolean interruptible,
+            boolean byGrantMessage) throws InterruptedException {
         String owner = context.newOwner();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
+        boolean takesGrants = byGrantMessage && lease == null && scripts.grantsByMessage();
+        // the latest request that found the lock not ours: when it was sent, and when it ran by the server's clock (ms
+        // modulo 2^39); a grant's message proves it is newer than that miss (else the grant was over by then), and it
+        // then ran in Redis after the request was sent
+        long[] lastMiss = {0, 0};
         return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
+            Grant grant = lock.grant;
+            if (grant != null && takesGrants && lastMiss[0] != 0
+                    && takeGrant(lock, grant, lastMiss[0], lastMiss[1], leaseMillis)) {
+                return new AcquireReply(grant.token(), 0);
+            }
             if (sleepMillis > 0 && lock.asleepAfterRelease(
                     TimeUnit.MILLISECONDS.toNanos(SLEEP_AFTER_REGISTERED_RELEASE_MILLIS))) {
-                // the release before this thread's turn registered this JVM behind the clients it woke
+                // the release before this thread's turn registered this JVM behind the clients it woke: that counts as
+                // this thread's miss, and a grant made after it may be held from its message
+                if (lock.registeredAtServer() >= 0) {
+                    lastMiss[0] = lock.registeredAtNanos();
+                    lastMiss[1] = lock.registeredAtServer();
+                }
                 return new AcquireReply(0, SLEEP_AFTER_REGISTERED_RELEASE_MILLIS);
             }
             long requestStart = System.nanoTime();
@@ -223,11 +251,84 @@ final class ExclusiveLock {
             AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis,
                     registered || lock.waiterEntryKept.get());
             if (reply.acquired()) {
+                lock.grant = null; // a grant to this client this request adopted, if its message came first
                 lock.waiterEntryKept.set(false);
                 lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
+            } else if (reply.missedAt() >= 0) {
+                lastMiss[0] = requestStart;
+                lastMiss[1] = reply.missedAt();
             }
             return reply;
         }, (registered, uncertain) -> giveUp(lock, owner, registered || lock.waiterEntryKept.get(), uncertain));
+    }
+
+    /**
+     * Holds the lock a release granted to this client, as its message told, without a round trip, if the grant is newer
+     * than this thread's latest miss by the Redis server's clock: then the grant's short lease
+     * ({@value LockScripts#GRANT_MILLIS} ms) was set in Redis after that miss ran, and so after {@code grantedAfterNanos}
+     * (when it was sent), and it is counted from then. A grant made at or before the miss was over by the time the miss
+     * ran (had it been this client's then, the request would have adopted it): its message came late (this JVM stalled,
+     * or its subscription lagged), another client may hold the lock now, and it is never held on. The holder is renewed
+     * by the watchdog: a confirmation in the background ({@link GrantConfirmations}) gives it the watchdog's lease, or
+     * marks it lost if the grant expired first. Only with the watchdog and without {@code holdAtLeast}: a release that
+     * sets a shorter expiry while a confirmation is on its way could see it lengthened again.
+     *
+     * @param missedAt the server time of the latest miss, in ms modulo {@link LockScripts#GRANT_CLOCK_MODULUS}
+     * @return whether the current thread holds the lock now; if not (the grant is not newer than the miss, or its lease
+     *         is too nearly over), it asks Redis as usual, which adopts the grant if it is still this client's
+     */
+    private boolean takeGrant(LocalLock lock, Grant grant, long grantedAfterNanos, long missedAt, long leaseMillis) {
+        lock.grant = null;
+        long grantNanos = TimeUnit.MILLISECONDS.toNanos(LockScripts.GRANT_MILLIS);
+        long newer = Math.floorMod(grant.grantedAt() - missedAt, LockScripts.GRANT_CLOCK_MODULUS);
+        if (newer == 0 || newer >= LockScripts.GRANT_CLOCK_MODULUS / 2
+                || System.nanoTime() - (grantedAfterNanos + grantNanos / 2) >= 0) {
+            return false;
+        }
+        String owner = LockScripts.grantOwner(context.clientId, grant.token());
+        lock.waiterEntryKept.set(false); // the grant withdrew this client from the waiters
+        lock.held(owner, grant.token(), grantNanos, grantedAfterNanos, false);
+        LocalLock.Holding granted = lock.holding;
+        Runnable confirmation = () -> {
+            if (lock.holding != granted) {
+                return; // released (which ended the grant in Redis) before the confirmation ran
+            }
+            long requestStart = System.nanoTime();
+            if (scripts.renew(lock.key, owner, leaseMillis)) {
+                lock.confirmed(granted, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, true);
+            } else {
+                context.watchdog.markLost(lock, renewer, granted, "its grant was gone from Redis (expired, deleted, or "
+                        + "Redis lost it) before it was confirmed");
+            }
+        };
+        context.confirmations.schedule(lock, granted, confirmation, grantedAfterNanos, grantNanos, true);
+        return true;
+    }
+
+    /**
+     * A release granted {@code key} to this client (its message reached the subscription's thread): the waiting thread
+     * takes the grant (or asks Redis, which adopts it); when no thread of this client waits for the key any more, it is
+     * given back, so the next client gets it now rather than when it expires.
+     */
+    void granted(String key, Grant grant) {
+        LocalLock lock = locks.get(key);
+        if (lock != null) {
+            lock.grant = grant;
+            lock.wake();
+            if (locks.get(key) == lock) {
+                return; // else dropped meanwhile: unretain may have missed the grant
+            }
+        }
+        giveBack(key, grant);
+    }
+
+    /**
+     * Releases a grant to this client that no thread of it took from its message, which passes it on. No thread holds
+     * it as it is: one that asked meanwhile adopted it under its own owner id (then this does nothing).
+     */
+    private void giveBack(String key, Grant grant) {
+        String owner = LockScripts.grantOwner(context.clientId, grant.token());
+        cleanup.run(() -> watchTurn(key, scripts.release(key, owner)));
     }
 
     /**
@@ -351,7 +452,7 @@ final class ExclusiveLock {
                 lock.reserveTokens(token + 1, token + RESERVED_TOKENS - 1, System.nanoTime() + IN_MEMORY_WINDOW_NANOS);
                 lock.handedOver = true;
             } else if (reply.registered()) {
-                lock.registeredByRelease(wakeups, requestStart);
+                lock.registeredByRelease(wakeups, requestStart, reply.registeredAt());
             }
             return reply;
         } catch (DataAccessException e) {
@@ -429,6 +530,11 @@ final class ExclusiveLock {
     private void unretain(LocalLock lock) {
         if (locks.unretain(lock)) {
             giveBack(lock); // every thread queued for it gave up: nobody will take the lock it was handed
+            Grant grant = lock.grant;
+            if (grant != null) {
+                lock.grant = null;
+                giveBack(lock.key, grant); // nor the grant its message told of
+            }
         }
         if (lock.waiterEntryKept.get() && locks.get(lock.key) != lock && lock.waiterEntryKept.compareAndSet(true, false)) {
             leave(lock.key); // the threads a giving-up thread kept the JVM's entry for gave up too, before registering

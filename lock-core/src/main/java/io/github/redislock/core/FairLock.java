@@ -3,9 +3,7 @@ package io.github.redislock.core;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
@@ -45,15 +43,6 @@ final class FairLock implements LockEngine {
     private final Duration watchdogLease;
     /** Each thread's current holding of a key, with its hold count: only that thread reads or writes it. */
     private final ConcurrentHashMap<HoldId, Hold> holds = new ConcurrentHashMap<>();
-    /**
-     * Confirmations of hand-overs taken from their message, each due {@value FairLockScripts#CONFIRM_AFTER_MILLIS} ms
-     * after its grant: one scheduled sweep sends those still held. Scheduling a task per grant would wake the watchdog's
-     * scheduler thread at the moment the new holder resumes, and a cross-JVM hand-off would pay for it (the fair
-     * hand-off, S4 fair in docs/benchmarks.md).
-     */
-    private final ConcurrentLinkedQueue<Confirmation> dueConfirmations = new ConcurrentLinkedQueue<>();
-    /** Whether a sweep of {@link #dueConfirmations} is scheduled; a grant that finds none schedules one. */
-    private final AtomicBoolean sweepScheduled = new AtomicBoolean();
     /** Looks whether clients waiting for the exclusive lock on a key this client's release freed took it. */
     private final WakeLooks exclusiveWaitersLooks;
 
@@ -85,14 +74,6 @@ final class FairLock implements LockEngine {
     }
 
     private record HoldId(String key, Thread thread) {
-    }
-
-    /** A hand-over's confirmation, needed while {@code lock} is still in the holding that {@code granted} began. */
-    private record Confirmation(LocalLock lock, LocalLock.Holding granted, Runnable send) {
-
-        boolean needed() {
-            return lock.holding == granted;
-        }
     }
 
     private static final class Hold {
@@ -147,7 +128,7 @@ final class FairLock implements LockEngine {
         fairLocks.waiting.put(owner, lock);
         try {
             interrupted = waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
-                FairLocks.Grant grant = lock.grant;
+                Grant grant = lock.grant;
                 if (grant != null && lastMiss[0] != 0 && takeGrant(lock, owner, grant, lastMiss[0], lastMiss[1],
                         leaseMillis, lease == null)) {
                     return new AcquireReply(grant.token(), 0);
@@ -192,11 +173,11 @@ final class FairLock implements LockEngine {
      * @return whether the current thread holds the lock now; if not (replicas must acknowledge grants, the grant is
      *         not newer than the miss, or its lease is too nearly over), it asks Redis as usual
      */
-    private boolean takeGrant(LocalLock lock, String owner, FairLocks.Grant grant, long grantedAfterNanos,
+    private boolean takeGrant(LocalLock lock, String owner, Grant grant, long grantedAfterNanos,
             long missedAtMicros, long leaseMillis, boolean renewing) {
         lock.grant = null;
         long grantNanos = TimeUnit.MILLISECONDS.toNanos(FairLockScripts.GRANT_MILLIS);
-        if (!scripts.grantsByMessage() || grant.grantedAtMicros() <= missedAtMicros
+        if (!scripts.grantsByMessage() || grant.grantedAt() <= missedAtMicros
                 || System.nanoTime() - (grantedAfterNanos + grantNanos / 2) >= 0) {
             return false;
         }
@@ -215,48 +196,8 @@ final class FairLock implements LockEngine {
                         + "Redis lost it) before it was confirmed");
             }
         };
-        if (!renewing) {
-            cleanup.run(confirmation);
-            return true;
-        }
-        // not at once: a thread woken for the confirmation now takes CPU from this one just as it resumes, and a holder
-        // that releases before the confirmation is due never needs one (its release ends the grant in Redis)
-        Confirmation due = new Confirmation(lock, granted, confirmation);
-        long dueInMillis = TimeUnit.NANOSECONDS.toMillis(grantedAfterNanos + grantNanos / 2 - System.nanoTime());
-        if (dueInMillis < FairLockScripts.CONFIRM_AFTER_MILLIS) { // taken late: due before a sweep would come round
-            cleanup.runLater(confirmation, Math.max(0, dueInMillis), due::needed);
-            return true;
-        }
-        // a sweep scheduled earlier runs no later than this grant's confirmation is due
-        dueConfirmations.add(due);
-        if (sweepScheduled.compareAndSet(false, true)) {
-            cleanup.runLater(this::sendDueConfirmations, FairLockScripts.CONFIRM_AFTER_MILLIS, this::anyConfirmationNeeded);
-        }
+        context.confirmations.schedule(lock, granted, confirmation, grantedAfterNanos, grantNanos, renewing);
         return true;
-    }
-
-    /**
-     * Asked on the scheduler thread when a sweep is due: drops the confirmations of holdings released meanwhile, and
-     * whether any is left to send (if not, no pool thread is woken).
-     */
-    private boolean anyConfirmationNeeded() {
-        dueConfirmations.removeIf(confirmation -> !confirmation.needed());
-        if (!dueConfirmations.isEmpty()) {
-            return true;
-        }
-        sweepScheduled.set(false);
-        // a grant added just now may have seen the sweep still scheduled: this one then runs for it
-        return !dueConfirmations.isEmpty() && sweepScheduled.compareAndSet(false, true);
-    }
-
-    /** Sends the due confirmations, each on the background pool (retried there while Redis cannot be reached). */
-    private void sendDueConfirmations() {
-        sweepScheduled.set(false); // a grant from now on schedules the next sweep (or is confirmed early by this one)
-        for (Confirmation confirmation; (confirmation = dueConfirmations.poll()) != null; ) {
-            if (confirmation.needed()) {
-                cleanup.run(confirmation.send());
-            }
-        }
     }
 
     /** Leaves the queue; hands the lock on if it was handed to this waiter just as it gave up. */

@@ -13,13 +13,6 @@ final class FairLocks {
     final ConcurrentHashMap<String, LocalLock> waiting = new ConcurrentHashMap<>();
 
     /**
-     * A hand-over as its message told it: the waiter's fencing token, and when the release script made it, in µs by
-     * the Redis server's clock (0 if the message did not say).
-     */
-    record Grant(long token, long grantedAtMicros) {
-    }
-
-    /**
      * Wakes the waiter a hand-over message names, giving it the grant the message carries.
      *
      * @return whether {@code message} was a fair-lock hand-over (else it is an exclusive lock's release notice)

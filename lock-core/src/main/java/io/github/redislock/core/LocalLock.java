@@ -54,10 +54,11 @@ final class LocalLock {
     volatile boolean handedOver;
 
     /**
-     * The fair lock's waiter: the hand-over its client was told of, {@code null} until then. Written by the
-     * subscription's thread, taken by the waiting thread.
+     * The waiter's grant its client was told of by the release that made it, {@code null} until then (the fair lock's
+     * hand-over to this waiter; the exclusive lock's grant to this client). Written by the subscription's thread, taken
+     * by the waiting thread.
      */
-    volatile FairLocks.Grant grant;
+    volatile Grant grant;
 
     /**
      * Fencing tokens the last Redis hand-over reserved for this JVM: the next one to hand out and the last, and until
@@ -87,6 +88,8 @@ final class LocalLock {
      */
     private long registeredAtWakeups = -1;
     private long registeredAtNanos;
+    /** The server time that release ran at, as a miss tells it ({@link LockScripts.AcquireReply#missedAt()}); -1 if unknown. */
+    private long registeredAtServer = -1;
 
     /** Release notices seen for this key; guarded by {@link #wakeLock} for writes, read without it. */
     private volatile long wakeups;
@@ -169,10 +172,21 @@ final class LocalLock {
      * release notices, registered this JVM as waiting (for the next thread in {@link #mutex}'s queue); the holder
      * holds {@link #mutex}. The JVM's entry is kept for that thread, and withdrawn if every queued thread gives up.
      */
-    void registeredByRelease(long wakeups, long requestStartNanos) {
+    void registeredByRelease(long wakeups, long requestStartNanos, long serverTime) {
         waiterEntryKept.set(true);
         registeredAtWakeups = wakeups;
         registeredAtNanos = requestStartNanos;
+        registeredAtServer = serverTime;
+    }
+
+    /** When the last release that registered this JVM as waiting was sent ({@link #registeredByRelease}). */
+    long registeredAtNanos() {
+        return registeredAtNanos;
+    }
+
+    /** When that release ran, by the server's clock as a miss tells it; -1 if unknown. */
+    long registeredAtServer() {
+        return registeredAtServer;
     }
 
     /**

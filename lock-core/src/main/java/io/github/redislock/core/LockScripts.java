@@ -71,11 +71,25 @@ final class LockScripts implements LockStore {
     private static final String TURN_MILLIS = "200";
     /** {@link #TURN_MILLIS} as a number: when the releasing client looks whether the turn was taken. */
     static final long TURN_MILLIS_VALUE = Long.parseLong(TURN_MILLIS);
+    /**
+     * How long a release's grant to the longest-waiting client lasts unless that client confirms it (release.lua): as
+     * long as the fair lock's hand-over, for the same reasons ({@link FairLockScripts#GRANT_MILLIS}).
+     */
+    static final long GRANT_MILLIS = FairLockScripts.GRANT_MILLIS;
+    /**
+     * What starts a grant's message, and parts it: the token, the server time in ms modulo 2^39, the lock's name. Lock
+     * names hold no control characters, and the other messages start with others (U+0001 a fair hand-over, U+0002 a
+     * semaphore's, U+0003 a read/write lock's).
+     */
+    static final String GRANTED = "\u0004";
+    /** The server times acquire.lua and release.lua tell a grant by are in ms modulo this. */
+    static final long GRANT_CLOCK_MODULUS = 1L << 39;
 
     // the arguments every call of a script sends alike, encoded once
     private static final byte[] FENCE_GRACE_BYTES = ScriptRunner.bytes(FENCE_GRACE);
     private static final byte[] CLIENTS_WOKEN_PER_RELEASE_BYTES = ScriptRunner.bytes(CLIENTS_WOKEN_PER_RELEASE);
     private static final byte[] TURN_MILLIS_BYTES = ScriptRunner.bytes(TURN_MILLIS);
+    private static final byte[] GRANT_MILLIS_BYTES = ScriptRunner.number(GRANT_MILLIS);
     private static final byte[] EXACT = ScriptRunner.bytes("exact");
     private static final byte[] READ = ScriptRunner.bytes("read");
     private static final byte[] WRITE = ScriptRunner.bytes("write");
@@ -86,13 +100,18 @@ final class LockScripts implements LockStore {
     private final String clientId;
     private final byte[] clientIdBytes;
     private final byte[] wakeChannelPrefixBytes;
+    /** See {@link #grantsByMessage()}. */
+    private final boolean grants;
 
+    /** One Redlock node's scripts: its releases wake waiters and grant nothing (a grant needs a majority). */
     LockScripts(StringRedisTemplate redis, RedisLockKeys keys, String clientId) {
-        this(new ScriptRunner(redis, RedisLockConfig.ReplicaAck.OFF), keys, clientId);
+        this(new ScriptRunner(redis, RedisLockConfig.ReplicaAck.OFF), keys, clientId, false);
     }
 
-    LockScripts(ScriptRunner redis, RedisLockKeys keys, String clientId) {
+    /** @param grants whether releases grant the lock to the longest-waiting client (see {@link #grantsByMessage()}) */
+    LockScripts(ScriptRunner redis, RedisLockKeys keys, String clientId, boolean grants) {
         this.redis = redis;
+        this.grants = grants && !redis.acknowledges();
         this.keys = keys;
         this.clientId = clientId;
         this.clientIdBytes = ScriptRunner.bytes(clientId);
@@ -105,14 +124,28 @@ final class LockScripts implements LockStore {
      * @param token the fencing token when the caller holds the lock now, else 0
      * @param retryAfterMillis when it did not: how long the holder's lease has left, so the latest a waiter
      *        needs to look again if no release reaches it
+     * @param missedAt when it did not, and the caller takes grants from their message: the server time the request
+     *        ran at, in ms modulo {@link #GRANT_CLOCK_MODULUS}; else -1
      */
-    record AcquireReply(long token, long retryAfterMillis, long restartDelayLeftMillis) {
+    record AcquireReply(long token, long retryAfterMillis, long restartDelayLeftMillis, long missedAt) {
 
         /** What {@code acquire.lua} answers, less 2^40, on a Redlock node sitting out its restart delay. */
         private static final long RESTART_DELAY_REPLY = 1L << 40;
+        /** A miss answered to a caller that takes grants: the TTL in the low 13 bits, the server time above them. */
+        private static final int MISS_TTL_BITS = 13;
 
         AcquireReply(long token, long retryAfterMillis) {
-            this(token, retryAfterMillis, 0);
+            this(token, retryAfterMillis, 0, -1);
+        }
+
+        /** As {@link #of(Long)}, for a caller that takes grants from their message (acquire.lua's ARGV[9]). */
+        static AcquireReply ofGranting(Long reply) {
+            long value = reply == null ? 0 : reply;
+            if (value >= 0) {
+                return of(reply);
+            }
+            long miss = -value;
+            return new AcquireReply(0, miss & ((1 << MISS_TTL_BITS) - 1), 0, miss >>> MISS_TTL_BITS);
         }
 
         /**
@@ -126,7 +159,7 @@ final class LockScripts implements LockStore {
             }
             if (-value >= RESTART_DELAY_REPLY) {
                 long left = -value - RESTART_DELAY_REPLY;
-                return new AcquireReply(0, left, Math.max(left, 1));
+                return new AcquireReply(0, left, Math.max(left, 1), -1);
             }
             return new AcquireReply(0, -value);
         }
@@ -149,25 +182,29 @@ final class LockScripts implements LockStore {
      * @param turnKept whether the lock was kept for the turn of the waiting clients it woke (see {@link #turnEnded})
      * @param registered whether the release registered this client as waiting behind the clients it woke (a
      *        {@link #releaseOrHandOver} that found other clients waiting)
+     * @param registeredAt when it did, and grants by message: the server time the release ran at, in ms modulo
+     *        {@link #GRANT_CLOCK_MODULUS}, as a miss tells it ({@link AcquireReply#missedAt()}); else -1
      */
-    record ReleaseReply(boolean wasOwner, long handedOverToken, boolean turnKept, boolean registered) {
+    record ReleaseReply(boolean wasOwner, long handedOverToken, boolean turnKept, boolean registered, long registeredAt) {
 
         static final ReleaseReply RELEASED = new ReleaseReply(true, 0);
         static final ReleaseReply NOT_OWNER = new ReleaseReply(false, 0);
-        static final ReleaseReply RELEASED_FOR_TURN = new ReleaseReply(true, 0, true, false);
+        static final ReleaseReply RELEASED_FOR_TURN = new ReleaseReply(true, 0, true, false, -1);
 
         ReleaseReply(boolean wasOwner, long handedOverToken) {
-            this(wasOwner, handedOverToken, false, false);
+            this(wasOwner, handedOverToken, false, false, -1);
         }
 
         /**
-         * The script returns 1 when released, 2 when released and kept for the woken clients' turn, minus either when
-         * it also registered this client as waiting, 0 when the caller was not the owner, else the next holder's token.
+         * The script returns 1 when released, 2 when released and kept for the woken clients' turn (or granted), minus
+         * either (plus 4 times the server time, when it grants) when it also registered this client as waiting, 0 when
+         * the caller was not the owner, else the next holder's token.
          */
         static ReleaseReply of(Long reply) {
             long value = reply == null ? 0 : reply;
             if (value < 0) {
-                return new ReleaseReply(true, 0, value == -2, true);
+                long registered = -value;
+                return new ReleaseReply(true, 0, (registered & 3) == 2, true, registered > 3 ? registered >>> 2 : -1);
             }
             return value == 0 ? NOT_OWNER : value == 1 ? RELEASED : value == 2 ? RELEASED_FOR_TURN
                     : new ReleaseReply(true, value);
@@ -186,10 +223,26 @@ final class LockScripts implements LockStore {
      */
     @Override
     public AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
-        return AcquireReply.of(redis.runAcknowledged(ACQUIRE, keys.exclusiveKeysEncoded(key), token -> token > 0,
+        Long reply = redis.runAcknowledged(ACQUIRE, keys.exclusiveKeysEncoded(key), token -> token > 0,
                 token -> release(key, owner), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
                         number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO,
-                        CLIENTS_WOKEN_PER_RELEASE_BYTES}));
+                        CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, grantsByMessage() ? ONE : ZERO});
+        return grantsByMessage() ? AcquireReply.ofGranting(reply) : AcquireReply.of(reply);
+    }
+
+    /**
+     * A release grants the lock to the longest-waiting client and publishes the grant to it, whose waiting thread may
+     * hold it from that message (see release.lua); not on a Redlock node, nor when grants must be acknowledged by
+     * replicas first (that client's releases wake waiters for a turn, and its waiters ask).
+     */
+    @Override
+    public boolean grantsByMessage() {
+        return grants;
+    }
+
+    /** The owner id a release's grant to {@code clientId} gives the lock in Redis (release.lua). */
+    static String grantOwner(String clientId, long token) {
+        return clientId + ":grant:" + token;
     }
 
     /**
@@ -217,8 +270,8 @@ final class LockScripts implements LockStore {
     @Override
     public ReleaseReply release(String key, String owner) {
         return ReleaseReply.of(redis.run(RELEASE, keys.exclusiveKeysEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
-                wakeChannelPrefixBytes, keys.nameEncoded(key), CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, NONE, NONE, NONE,
-                TURN_MILLIS_BYTES}));
+                wakeChannelPrefixBytes, keys.nameEncoded(key), CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, NONE, FENCE_GRACE_BYTES,
+                NONE, TURN_MILLIS_BYTES, NONE, NONE, grantsByMessage() ? ONE : ZERO, GRANT_MILLIS_BYTES}));
     }
 
     /**
@@ -239,7 +292,8 @@ final class LockScripts implements LockStore {
                     token -> release(key, nextOwner), "the hand-over", new byte[][] {ScriptRunner.bytes(owner),
                             wakeChannelPrefixBytes, keys.nameEncoded(key), CLIENTS_WOKEN_PER_RELEASE_BYTES,
                             ScriptRunner.bytes(nextOwner), number(nextLeaseMillis), FENCE_GRACE_BYTES, clientIdBytes,
-                            TURN_MILLIS_BYTES, reservedTokens == 1 ? ONE : number(reservedTokens), number(nextSleepMillis)}));
+                            TURN_MILLIS_BYTES, reservedTokens == 1 ? ONE : number(reservedTokens), number(nextSleepMillis),
+                            grantsByMessage() ? ONE : ZERO, GRANT_MILLIS_BYTES}));
         } catch (ReplicaAckException e) {
             return ReleaseReply.RELEASED;
         }
@@ -329,7 +383,7 @@ final class LockScripts implements LockStore {
     @Override
     public long turnEnded(String key) {
         Long reply = redis.run(TURN_ENDED, List.of(keys.lock(key), keys.waiters(key), keys.waiterExpiries(key)),
-                keys.wakeChannelPrefix(), key);
+                keys.wakeChannelPrefix(), key, Long.toString(GRANT_MILLIS));
         return reply == null ? 0 : Math.max(reply, 0);
     }
 

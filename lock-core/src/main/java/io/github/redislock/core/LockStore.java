@@ -21,7 +21,15 @@ interface LockStore {
      */
     AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered);
 
-    /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */
+    /**
+     * Whether a release grants the lock to the longest-waiting client, whose waiting thread may hold it from the grant's
+     * message ({@link AcquireReply#missedAt()} tells it whether a grant is new enough); see release.lua.
+     */
+    default boolean grantsByMessage() {
+        return false;
+    }
+
+    /** Releases {@code owner}'s lock and wakes the clients that waited longest for it (or grants it, see {@link #grantsByMessage}). */
     ReleaseReply release(String key, String owner);
 
     /**

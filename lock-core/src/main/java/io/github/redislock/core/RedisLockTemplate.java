@@ -54,7 +54,7 @@ public final class RedisLockTemplate implements LockOperations {
         RedisLockKeys keys = new RedisLockKeys(config.keyPrefix());
         String clientId = EngineContext.newClientId();
         ScriptRunner runner = new ScriptRunner(redis, config.replicaAck());
-        LockScripts scripts = new LockScripts(runner, keys, clientId);
+        LockScripts scripts = new LockScripts(runner, keys, clientId, true);
         RedisConnectionFactory factory = Objects.requireNonNull(redis.getConnectionFactory(), "connection factory");
         this.subscriber = new WakeupSubscriber(factory, keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
         this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(subscriber),

@@ -20,14 +20,14 @@ class FairLocksTest {
     void aHandOverMessageGivesTheWaiterItsTokenAndTheServerTimeOfTheGrant() {
         long woken = waiter.wakeups();
         assertThat(fairLocks.wake(H + "client:1:7" + H + "1795712602128351" + H + "1795712602128340")).isTrue();
-        assertThat(waiter.grant).isEqualTo(new FairLocks.Grant(1795712602128351L, 1795712602128340L));
+        assertThat(waiter.grant).isEqualTo(new Grant(1795712602128351L, 1795712602128340L));
         assertThat(waiter.wakeups()).isGreaterThan(woken);
     }
 
     @Test
     void anOlderReleaseScriptsMessageWithoutTheGrantTimeReadsAsTimeZeroSoTheWaiterAsksRedis() {
         fairLocks.wake(H + "client:1:7" + H + "1795712602128351");
-        assertThat(waiter.grant).isEqualTo(new FairLocks.Grant(1795712602128351L, 0));
+        assertThat(waiter.grant).isEqualTo(new Grant(1795712602128351L, 0));
     }
 
     @Test

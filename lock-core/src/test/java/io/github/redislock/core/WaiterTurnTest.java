@@ -21,8 +21,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * Who a release wakes when clients wait for an exclusive lock: the turn it keeps for the longest-waiting clients
- * must not strand a live waiter behind clients that died, and a JVM keeps its place while any of its threads waits.
+ * Who a release wakes when clients wait for an exclusive lock: the grant to the longest-waiting client (or, on Redlock,
+ * the turn it keeps for the longest-waiting clients) must not strand a live waiter behind clients that died, and a JVM keeps its place while any of its threads waits.
  * The same holds for a semaphore's release and for a fair release that frees the key for the exclusive lock's waiters.
  */
 @WithRedis
@@ -64,7 +64,7 @@ class WaiterTurnTest {
             held.release();
             long millis = TimeUnit.NANOSECONDS.toMillis(acquiredAt.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS) - releasedAt);
             System.out.println("live waiter held the lock " + millis + " ms after the release");
-            // the dead clients' turn is 200 ms; before the fix the live client slept on until its next look, ~5 s
+            // the first dead client's grant lasts 500 ms; before the fix the live client slept on until its next look, ~5 s
             assertThat(millis).as("ms from the release until the live waiter held the lock").isLessThan(1000);
         } finally {
             if (held.isHeld()) {
@@ -161,7 +161,7 @@ class WaiterTurnTest {
     }
 
     @Test
-    void aReleaseThatWakesAnotherClientRegistersItsJvmSoItsNextThreadAsksRedisOnlyWhenWoken() throws Exception {
+    void aReleaseThatGrantsToAnotherClientRegistersItsJvmSoItsNextThreadAsksRedisAtMostOnceWhenGranted() throws Exception {
         RedisLockTemplate other = clients.lockTemplate();
         Await.until(() -> live.isListening() && other.isListening(), Duration.ofSeconds(10), "both clients to subscribe");
         LockHandle held = live.acquire(key, LockOptions.waitFor(LONG_WAIT));
@@ -171,17 +171,23 @@ class WaiterTurnTest {
             Await.until(() -> waiters().equals(List.of(other.clientId())), Duration.ofSeconds(5), "the other client registers");
 
             held.release();
-            // the release woke the other client, and registered this JVM behind it for the next thread
+            // the release granted the lock to the other client, and registered this JVM behind it for the next thread
             long othersToken = otherClient.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
             long nextToken = next.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
             assertThat(othersToken).as("the waiting client goes first").isGreaterThan(held.fencingToken());
-            assertThat(nextToken).as("then the next thread, woken by its release").isGreaterThan(othersToken);
+            assertThat(nextToken).as("then the next thread, granted the lock by its release").isGreaterThan(othersToken);
+            // MONITOR's lines arrive on a connection of their own, maybe after the clients' replies: the next thread's
+            // release is the last call this JVM makes
+            Predicate<String> releases = RedisMonitor.evalsha(LockScripts.RELEASE);
+            monitor.awaitCount(line -> releases.test(line) && line.contains("\"" + live.clientId() + ":"), 2,
+                    Duration.ofSeconds(5), "the releases of both threads");
             Predicate<String> nextThreadsAsking = RedisMonitor.evalsha(LockScripts.ACQUIRE, live.clientId());
-            // MONITOR's lines arrive on a connection of their own, maybe after the clients' replies
-            monitor.awaitCount(nextThreadsAsking, 1, Duration.ofSeconds(5), "the next thread's acquisition");
+            System.out.println("acquisition calls of the next thread: " + monitor.count(nextThreadsAsking));
+            // none when it held from the grant's message; one when it was granted more than 250 ms after the release
+            // that registered its JVM (then it asks, and its request adopts the grant)
             assertThat(monitor.count(nextThreadsAsking))
-                    .as("acquisition calls of the next thread: it slept until the other client's release woke it, "
-                            + "instead of first asking only to be told to wait").isEqualTo(1);
+                    .as("acquisition calls of the next thread: it slept until the other client's release granted it the "
+                            + "lock, instead of first asking only to be told to wait").isLessThanOrEqualTo(1);
             assertThat(redis.hasKey(waitersKey())).as("no waiter entry left").isFalse();
         } finally {
             if (held.isHeld()) {

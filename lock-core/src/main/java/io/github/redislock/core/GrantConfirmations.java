@@ -1,0 +1,88 @@
+package io.github.redislock.core;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Confirmations of grants taken from their message (the fair lock's hand-over, the exclusive lock's grant to this
+ * client): the holder holds from the message on the grant's short lease, and a confirmation in the background gives it
+ * the full one. With the watchdog, one is due {@value FairLockScripts#CONFIRM_AFTER_MILLIS} ms after the grant, and at
+ * the latest when half the grant has passed since the holder's latest request before it; one scheduled sweep sends
+ * those still held then. Scheduling a task per grant would wake the scheduler thread at the moment the new holder
+ * resumes, and a cross-JVM hand-off would pay for it (S4 in docs/benchmarks.md); a holder that releases before its
+ * confirmation is due sends none (its release ended the grant in Redis). With a fixed lease, which counts from the
+ * acquisition, it is sent at once.
+ */
+final class GrantConfirmations {
+
+    private final BackgroundCleanup cleanup;
+    private final ConcurrentLinkedQueue<Confirmation> due = new ConcurrentLinkedQueue<>();
+    /** Whether a sweep of {@link #due} is scheduled; a grant that finds none schedules one. */
+    private final AtomicBoolean sweepScheduled = new AtomicBoolean();
+
+    GrantConfirmations(BackgroundCleanup cleanup) {
+        this.cleanup = cleanup;
+    }
+
+    /** A grant's confirmation, needed while {@code lock} is still in the holding that {@code granted} began. */
+    private record Confirmation(LocalLock lock, LocalLock.Holding granted, Runnable send) {
+
+        boolean needed() {
+            return lock.holding == granted;
+        }
+    }
+
+    /**
+     * Sends {@code send} once the confirmation of {@code granted}, a holding taken from a grant's message, is due, if
+     * {@code lock} is still in that holding then.
+     *
+     * @param grantedAfterNanos when the holder's latest request before the grant was sent: the grant's lease counts
+     *        from then
+     * @param grantNanos how long the grant lasts unless confirmed
+     * @param renewing whether the watchdog renews the holding (else it has a fixed lease and is confirmed at once)
+     */
+    void schedule(LocalLock lock, LocalLock.Holding granted, Runnable send, long grantedAfterNanos, long grantNanos,
+            boolean renewing) {
+        if (!renewing) {
+            cleanup.run(send);
+            return;
+        }
+        // not at once: a thread woken for the confirmation now takes CPU from the holder just as it resumes
+        Confirmation confirmation = new Confirmation(lock, granted, send);
+        long dueInMillis = TimeUnit.NANOSECONDS.toMillis(grantedAfterNanos + grantNanos / 2 - System.nanoTime());
+        if (dueInMillis < FairLockScripts.CONFIRM_AFTER_MILLIS) { // taken late: due before a sweep would come round
+            cleanup.runLater(send, Math.max(0, dueInMillis), confirmation::needed);
+            return;
+        }
+        // a sweep scheduled earlier runs no later than this grant's confirmation is due
+        due.add(confirmation);
+        if (sweepScheduled.compareAndSet(false, true)) {
+            cleanup.runLater(this::sendDue, FairLockScripts.CONFIRM_AFTER_MILLIS, this::anyNeeded);
+        }
+    }
+
+    /**
+     * Asked on the scheduler thread when a sweep is due: drops the confirmations of holdings released meanwhile, and
+     * whether any is left to send (if not, no pool thread is woken).
+     */
+    private boolean anyNeeded() {
+        due.removeIf(confirmation -> !confirmation.needed());
+        if (!due.isEmpty()) {
+            return true;
+        }
+        sweepScheduled.set(false);
+        // a grant added just now may have seen the sweep still scheduled: this one then runs for it
+        return !due.isEmpty() && sweepScheduled.compareAndSet(false, true);
+    }
+
+    /** Sends the due confirmations, each on the background pool (retried there while Redis cannot be reached). */
+    private void sendDue() {
+        sweepScheduled.set(false); // a grant from now on schedules the next sweep (or is confirmed early by this one)
+        for (Confirmation confirmation; (confirmation = due.poll()) != null; ) {
+            if (confirmation.needed()) {
+                cleanup.run(confirmation.send());
+            }
+        }
+    }
+}
