@@ -6,12 +6,12 @@
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
 -- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success),
 -- ARGV[7] how many of the longest-waiting clients a turn belongs to (see release.lua)
--- ARGV[9] (optional) '1' when the caller's client takes grants from their message (see release.lua): a miss then
--- also tells the server time it ran at (see Returns)
+-- ARGV[8] (optional, not on a Redlock node) '1' when the caller's client takes grants from their message (see
+-- release.lua): a miss then also tells the server time it ran at (see Returns)
 -- Redlock nodes only: KEYS[5] the node's restart marker (its value: '<run_id> <ms>', the node process that wrote
 -- it and that process's clock in ms before which it grants nothing), ARGV[8] the restart delay in ms
 -- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0),
--- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms). With ARGV[9], a miss
+-- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms). With ARGV[8] '1', a miss
 -- answers minus (the TTL, at most 8191, + 8192 * the server time in ms modulo 2^39): a grant to the caller's client
 -- made later than that (its message says when) was made after the caller sent this request.
 -- A Redlock node may have forgotten locks it granted: without its marker it came back empty (restarted without
@@ -31,6 +31,7 @@
 -- Uses lib/waiters.lua.
 -- Uses lib/restart.lua.
 local lease = tonumber(ARGV[2])
+local takes_grants = not KEYS[5] and ARGV[8] == '1'
 
 -- On a Redlock node, before it grants: how many ms of its restart delay are left (0: none, or not a Redlock node).
 local function delay_left()
@@ -97,7 +98,7 @@ elseif ttl < 1 then
 end
 local sleep = tonumber(ARGV[4])
 local nowMs
-if sleep > 0 or ARGV[9] == '1' then
+if sleep > 0 or takes_grants then
   local now = redis.call('TIME')
   nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 end
@@ -107,7 +108,7 @@ if sleep > 0 then
   local entryTtl = math.min(sleep, ttl) + 1000
   register_waiter(KEYS[3], KEYS[4], ARGV[3], nowMs, entryTtl)
 end
-if ARGV[9] == '1' then
+if takes_grants then
   return -(math.min(ttl, 8191) + 8192 * (nowMs % 549755813888))
 end
 return -ttl

@@ -226,14 +226,11 @@ final class ExclusiveLock {
         String owner = context.newOwner();
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         boolean takesGrants = byGrantMessage && lease == null && scripts.grantsByMessage();
-        // the latest request that found the lock not ours: when it was sent, and when it ran by the server's clock (ms
-        // modulo 2^39); a grant's message proves it is newer than that miss (else the grant was over by then), and it
-        // then ran in Redis after the request was sent
-        long[] lastMiss = {0, 0};
+        lock.missed(0, 0); // this thread's misses only
         return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
             Grant grant = lock.grant;
-            if (grant != null && takesGrants && lastMiss[0] != 0
-                    && takeGrant(lock, grant, lastMiss[0], lastMiss[1], leaseMillis)) {
+            if (grant != null && takesGrants && lock.lastMissSentNanos != 0
+                    && takeGrant(lock, grant, lock.lastMissSentNanos, lock.lastMissAt, leaseMillis)) {
                 return new AcquireReply(grant.token(), 0);
             }
             if (sleepMillis > 0 && lock.asleepAfterRelease(
@@ -241,8 +238,7 @@ final class ExclusiveLock {
                 // the release before this thread's turn registered this JVM behind the clients it woke: that counts as
                 // this thread's miss, and a grant made after it may be held from its message
                 if (lock.registeredAtServer() >= 0) {
-                    lastMiss[0] = lock.registeredAtNanos();
-                    lastMiss[1] = lock.registeredAtServer();
+                    lock.missed(lock.registeredAtNanos(), lock.registeredAtServer());
                 }
                 return new AcquireReply(0, SLEEP_AFTER_REGISTERED_RELEASE_MILLIS);
             }
@@ -255,8 +251,7 @@ final class ExclusiveLock {
                 lock.waiterEntryKept.set(false);
                 lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
             } else if (reply.missedAt() >= 0) {
-                lastMiss[0] = requestStart;
-                lastMiss[1] = reply.missedAt();
+                lock.missed(requestStart, reply.missedAt());
             }
             return reply;
         }, (registered, uncertain) -> giveUp(lock, owner, registered || lock.waiterEntryKept.get(), uncertain));

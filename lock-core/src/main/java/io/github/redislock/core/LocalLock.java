@@ -91,6 +91,15 @@ final class LocalLock {
     /** The server time that release ran at, as a miss tells it ({@link LockScripts.AcquireReply#missedAt()}); -1 if unknown. */
     private long registeredAtServer = -1;
 
+    /**
+     * The exclusive lock's waiting thread's latest request that found the lock not its own: when it was sent (0: none
+     * yet), and when it ran by the server's clock (ms modulo {@link LockScripts#GRANT_CLOCK_MODULUS}); guarded by
+     * {@link #mutex}. A grant's message proves it is newer than that miss (else the grant was over by then), and it then
+     * ran in Redis after the request was sent.
+     */
+    long lastMissSentNanos;
+    long lastMissAt;
+
     /** Release notices seen for this key; guarded by {@link #wakeLock} for writes, read without it. */
     private volatile long wakeups;
     private final ReentrantLock wakeLock = new ReentrantLock();
@@ -177,6 +186,12 @@ final class LocalLock {
         registeredAtWakeups = wakeups;
         registeredAtNanos = requestStartNanos;
         registeredAtServer = serverTime;
+    }
+
+    /** Records the waiting thread's latest miss (see {@link #lastMissSentNanos}); the thread holds {@link #mutex}. */
+    void missed(long sentNanos, long serverTime) {
+        lastMissSentNanos = sentNanos;
+        lastMissAt = serverTime;
     }
 
     /** When the last release that registered this JVM as waiting was sent ({@link #registeredByRelease}). */

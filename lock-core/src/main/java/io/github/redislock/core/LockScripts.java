@@ -226,8 +226,8 @@ final class LockScripts implements LockStore {
         Long reply = redis.runAcknowledged(ACQUIRE, keys.exclusiveKeysEncoded(key), token -> token > 0,
                 token -> release(key, owner), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
                         number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO,
-                        CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, grantsByMessage() ? ONE : ZERO});
-        return grantsByMessage() ? AcquireReply.ofGranting(reply) : AcquireReply.of(reply);
+                        CLIENTS_WOKEN_PER_RELEASE_BYTES, grants ? ONE : ZERO});
+        return grants ? AcquireReply.ofGranting(reply) : AcquireReply.of(reply);
     }
 
     /**
@@ -271,7 +271,7 @@ final class LockScripts implements LockStore {
     public ReleaseReply release(String key, String owner) {
         return ReleaseReply.of(redis.run(RELEASE, keys.exclusiveKeysEncoded(key), new byte[][] {ScriptRunner.bytes(owner),
                 wakeChannelPrefixBytes, keys.nameEncoded(key), CLIENTS_WOKEN_PER_RELEASE_BYTES, NONE, NONE, FENCE_GRACE_BYTES,
-                NONE, TURN_MILLIS_BYTES, NONE, NONE, grantsByMessage() ? ONE : ZERO, GRANT_MILLIS_BYTES}));
+                NONE, TURN_MILLIS_BYTES, grants ? GRANT_MILLIS_BYTES : NONE}));
     }
 
     /**
@@ -292,8 +292,8 @@ final class LockScripts implements LockStore {
                     token -> release(key, nextOwner), "the hand-over", new byte[][] {ScriptRunner.bytes(owner),
                             wakeChannelPrefixBytes, keys.nameEncoded(key), CLIENTS_WOKEN_PER_RELEASE_BYTES,
                             ScriptRunner.bytes(nextOwner), number(nextLeaseMillis), FENCE_GRACE_BYTES, clientIdBytes,
-                            TURN_MILLIS_BYTES, reservedTokens == 1 ? ONE : number(reservedTokens), number(nextSleepMillis),
-                            grantsByMessage() ? ONE : ZERO, GRANT_MILLIS_BYTES}));
+                            TURN_MILLIS_BYTES, grants ? GRANT_MILLIS_BYTES : NONE,
+                            reservedTokens == 1 ? ONE : number(reservedTokens), number(nextSleepMillis)}));
         } catch (ReplicaAckException e) {
             return ReleaseReply.RELEASED;
         }
