@@ -38,7 +38,7 @@ final class EngineContext {
         this.waitLoop = waitLoop;
         this.watchdog = new Watchdog(watchdogLease, callsPerNode);
         this.cleanup = new BackgroundCleanup(watchdog, watchdogLease, closed::get);
-        this.confirmations = new GrantConfirmations(cleanup);
+        this.confirmations = new GrantConfirmations(cleanup, watchdog);
         watchdog.setEvents(activity);
     }
 

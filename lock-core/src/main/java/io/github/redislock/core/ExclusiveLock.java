@@ -274,29 +274,14 @@ final class ExclusiveLock {
      */
     private boolean takeGrant(LocalLock lock, Grant grant, long grantedAfterNanos, long missedAt, long leaseMillis) {
         lock.grant = null;
-        long grantNanos = TimeUnit.MILLISECONDS.toNanos(LockScripts.GRANT_MILLIS);
         long newer = Math.floorMod(grant.grantedAt() - missedAt, LockScripts.GRANT_CLOCK_MODULUS);
         if (newer == 0 || newer >= LockScripts.GRANT_CLOCK_MODULUS / 2
-                || System.nanoTime() - (grantedAfterNanos + grantNanos / 2) >= 0) {
+                || !GrantConfirmations.youngEnough(grantedAfterNanos)) {
             return false;
         }
-        String owner = LockScripts.grantOwner(context.clientId, grant.token());
         lock.waiterEntryKept.set(false); // the grant withdrew this client from the waiters
-        lock.held(owner, grant.token(), grantNanos, grantedAfterNanos, false);
-        LocalLock.Holding granted = lock.holding;
-        Runnable confirmation = () -> {
-            if (lock.holding != granted) {
-                return; // released (which ended the grant in Redis) before the confirmation ran
-            }
-            long requestStart = System.nanoTime();
-            if (scripts.renew(lock.key, owner, leaseMillis)) {
-                lock.confirmed(granted, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, true);
-            } else {
-                context.watchdog.markLost(lock, renewer, granted, "its grant was gone from Redis (expired, deleted, or "
-                        + "Redis lost it) before it was confirmed");
-            }
-        };
-        context.confirmations.schedule(lock, granted, confirmation, grantedAfterNanos, grantNanos, true);
+        context.confirmations.hold(lock, LockScripts.grantOwner(context.clientId, grant.token()), grant.token(),
+                grantedAfterNanos, leaseMillis, true, scripts::renew, renewer);
         return true;
     }
 

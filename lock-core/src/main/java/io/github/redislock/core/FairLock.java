@@ -176,27 +176,12 @@ final class FairLock implements LockEngine {
     private boolean takeGrant(LocalLock lock, String owner, Grant grant, long grantedAfterNanos,
             long missedAtMicros, long leaseMillis, boolean renewing) {
         lock.grant = null;
-        long grantNanos = TimeUnit.MILLISECONDS.toNanos(FairLockScripts.GRANT_MILLIS);
         if (!scripts.grantsByMessage() || grant.grantedAt() <= missedAtMicros
-                || System.nanoTime() - (grantedAfterNanos + grantNanos / 2) >= 0) {
+                || !GrantConfirmations.youngEnough(grantedAfterNanos)) {
             return false;
         }
-        long token = grant.token();
-        lock.held(owner, token, grantNanos, grantedAfterNanos, false);
-        LocalLock.Holding granted = lock.holding;
-        Runnable confirmation = () -> {
-            if (lock.holding != granted) {
-                return; // released (which ended the grant in Redis) before the confirmation ran
-            }
-            long requestStart = System.nanoTime();
-            if (scripts.confirm(lock.key, owner, leaseMillis)) {
-                lock.confirmed(granted, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, renewing);
-            } else {
-                watchdog.markLost(lock, renewer, granted, "its hand-over was gone from Redis (expired, deleted, or "
-                        + "Redis lost it) before it was confirmed");
-            }
-        };
-        context.confirmations.schedule(lock, granted, confirmation, grantedAfterNanos, grantNanos, renewing);
+        context.confirmations.hold(lock, owner, grant.token(), grantedAfterNanos, leaseMillis, renewing, scripts::confirm,
+                renewer);
         return true;
     }
 

@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Confirmations of grants taken from their message (the fair lock's hand-over, the exclusive lock's grant to this
+ * Holdings taken from a grant's message, and their confirmations: grants (the fair lock's hand-over, the exclusive lock's grant to this
  * client): the holder holds from the message on the grant's short lease, and a confirmation in the background gives it
  * the full one. With the watchdog, one is due {@value FairLockScripts#CONFIRM_AFTER_MILLIS} ms after the grant, and at
  * the latest when half the grant has passed since the holder's latest request before it; one scheduled sweep sends
@@ -16,17 +16,62 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class GrantConfirmations {
 
+    /** How long a grant lasts unless confirmed: the fair lock's hand-over and the exclusive lock's grant alike. */
+    static final long GRANT_NANOS = TimeUnit.MILLISECONDS.toNanos(FairLockScripts.GRANT_MILLIS);
+
     private final BackgroundCleanup cleanup;
-    private final ConcurrentLinkedQueue<Confirmation> due = new ConcurrentLinkedQueue<>();
+    private final Watchdog watchdog;
+    private final ConcurrentLinkedQueue<Due> due = new ConcurrentLinkedQueue<>();
     /** Whether a sweep of {@link #due} is scheduled; a grant that finds none schedules one. */
     private final AtomicBoolean sweepScheduled = new AtomicBoolean();
 
-    GrantConfirmations(BackgroundCleanup cleanup) {
+    GrantConfirmations(BackgroundCleanup cleanup, Watchdog watchdog) {
         this.cleanup = cleanup;
+        this.watchdog = watchdog;
+    }
+
+    /** The lock type's confirmation call: gives {@code owner}'s grant its full lease; whether it was still its own. */
+    @FunctionalInterface
+    interface Confirm {
+
+        boolean confirm(String key, String owner, long leaseMillis);
+    }
+
+    /**
+     * Whether a grant made after a request sent at {@code grantedAfterNanos} may still be held from its message: less
+     * than half of it has passed since then, so its confirmation has the other half to reach Redis.
+     */
+    static boolean youngEnough(long grantedAfterNanos) {
+        return System.nanoTime() - (grantedAfterNanos + GRANT_NANOS / 2) < 0;
+    }
+
+    /**
+     * Holds {@code lock} for {@code owner} with {@code token} from a grant's message, on the grant's short lease counted
+     * from {@code grantedAfterNanos}, and confirms it in the background with {@code confirm}, which gives it
+     * {@code leaseMillis} (and the watchdog, when {@code renewing}); a confirmation that finds the lock no longer
+     * {@code owner}'s marks the holding lost. None is sent if the holding was released first.
+     */
+    void hold(LocalLock lock, String owner, long token, long grantedAfterNanos, long leaseMillis, boolean renewing,
+            Confirm confirm, Renewer renewer) {
+        lock.held(owner, token, GRANT_NANOS, grantedAfterNanos, false);
+        LocalLock.Holding granted = lock.holding;
+        Runnable send = () -> {
+            if (lock.holding != granted) {
+                return; // released (which ended the grant in Redis) before the confirmation ran
+            }
+            long requestStart = System.nanoTime();
+            if (confirm.confirm(lock.key, owner, leaseMillis)) {
+                lock.confirmed(granted, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, renewing);
+            } else {
+                watchdog.markLost(lock, renewer, granted, "its grant was gone from Redis (expired, deleted, or Redis "
+                        + "lost it) before it was confirmed");
+            }
+        };
+        schedule(lock, granted, send, grantedAfterNanos, renewing);
     }
 
     /** A grant's confirmation, needed while {@code lock} is still in the holding that {@code granted} began. */
-    private record Confirmation(LocalLock lock, LocalLock.Holding granted, Runnable send) {
+    private record Due(LocalLock lock, LocalLock.Holding granted, Runnable send) {
 
         boolean needed() {
             return lock.holding == granted;
@@ -39,18 +84,17 @@ final class GrantConfirmations {
      *
      * @param grantedAfterNanos when the holder's latest request before the grant was sent: the grant's lease counts
      *        from then
-     * @param grantNanos how long the grant lasts unless confirmed
      * @param renewing whether the watchdog renews the holding (else it has a fixed lease and is confirmed at once)
      */
-    void schedule(LocalLock lock, LocalLock.Holding granted, Runnable send, long grantedAfterNanos, long grantNanos,
+    private void schedule(LocalLock lock, LocalLock.Holding granted, Runnable send, long grantedAfterNanos,
             boolean renewing) {
         if (!renewing) {
             cleanup.run(send);
             return;
         }
         // not at once: a thread woken for the confirmation now takes CPU from the holder just as it resumes
-        Confirmation confirmation = new Confirmation(lock, granted, send);
-        long dueInMillis = TimeUnit.NANOSECONDS.toMillis(grantedAfterNanos + grantNanos / 2 - System.nanoTime());
+        Due confirmation = new Due(lock, granted, send);
+        long dueInMillis = TimeUnit.NANOSECONDS.toMillis(grantedAfterNanos + GRANT_NANOS / 2 - System.nanoTime());
         if (dueInMillis < FairLockScripts.CONFIRM_AFTER_MILLIS) { // taken late: due before a sweep would come round
             cleanup.runLater(send, Math.max(0, dueInMillis), confirmation::needed);
             return;
@@ -79,7 +123,7 @@ final class GrantConfirmations {
     /** Sends the due confirmations, each on the background pool (retried there while Redis cannot be reached). */
     private void sendDue() {
         sweepScheduled.set(false); // a grant from now on schedules the next sweep (or is confirmed early by this one)
-        for (Confirmation confirmation; (confirmation = due.poll()) != null; ) {
+        for (Due confirmation; (confirmation = due.poll()) != null; ) {
             if (confirmation.needed()) {
                 cleanup.run(confirmation.send());
             }
