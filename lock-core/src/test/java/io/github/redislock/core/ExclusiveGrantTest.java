@@ -21,8 +21,6 @@ import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -320,14 +318,8 @@ class ExclusiveGrantTest {
 
     /** A connection factory to Redis through {@code proxy}, or straight to it. */
     private JedisConnectionFactory factory(HoldBackProxy proxy) {
-        // longer than the test holds a connection back, so no request fails
-        JedisClientConfiguration client = JedisClientConfiguration.builder().connectTimeout(Duration.ofSeconds(5))
-                .readTimeout(Duration.ofSeconds(10)).usePooling().build();
-        JedisConnectionFactory factory = new JedisConnectionFactory(proxy == null
-                ? new RedisStandaloneConfiguration(server.host(), server.port())
-                : new RedisStandaloneConfiguration(proxy.host(), proxy.port()), client);
-        factory.afterPropertiesSet();
-        factory.start();
+        JedisConnectionFactory factory = proxy == null ? HoldBackProxy.jedisFactory(server.host(), server.port())
+                : proxy.jedisFactory();
         factories.add(factory);
         return factory;
     }

@@ -28,8 +28,6 @@ import io.github.redislock.test.WithRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -199,13 +197,7 @@ class FairLockStaleGrantTest {
     }
 
     private JedisConnectionFactory factory(HoldBackProxy proxy) {
-        // longer than the test holds a connection back, so no request fails
-        JedisClientConfiguration client = JedisClientConfiguration.builder().connectTimeout(Duration.ofSeconds(5))
-                .readTimeout(Duration.ofSeconds(10)).usePooling().build();
-        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(proxy.host(),
-                proxy.port()), client);
-        factory.afterPropertiesSet();
-        factory.start();
+        JedisConnectionFactory factory = proxy.jedisFactory();
         factories.add(factory);
         return factory;
     }

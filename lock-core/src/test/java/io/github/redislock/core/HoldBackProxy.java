@@ -6,8 +6,13 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
 /**
  * A TCP proxy in front of a test Redis whose forwarding, both ways, the test can hold back and let through again: what
@@ -31,6 +36,24 @@ final class HoldBackProxy implements AutoCloseable {
         Thread acceptor = new Thread(this::accept, "hold-back-proxy-" + listener.getLocalPort());
         acceptor.setDaemon(true);
         acceptor.start();
+    }
+
+    /**
+     * A started, pooled Jedis connection factory to {@code host}:{@code port} whose timeouts outlast how long a test
+     * holds a connection back, so no request fails meanwhile; the caller destroys it.
+     */
+    static JedisConnectionFactory jedisFactory(String host, int port) {
+        JedisClientConfiguration client = JedisClientConfiguration.builder().connectTimeout(Duration.ofSeconds(5))
+                .readTimeout(Duration.ofSeconds(10)).usePooling().build();
+        JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(host, port), client);
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
+    }
+
+    /** {@link #jedisFactory(String, int)} through this proxy. */
+    JedisConnectionFactory jedisFactory() {
+        return jedisFactory(host(), port());
     }
 
     String host() {
