@@ -61,24 +61,26 @@ end
 redis.call('DEL', KEYS[1])
 local released = 1
 local grants = ARGV[10] and ARGV[10] ~= ''
-if grants and redis.call('EXISTS', KEYS[3]) == 1 then
-  local grantee = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-  local token = string.format('%d', next_fencing_token(now, KEYS[2], ARGV[7]))
-  redis.call('SET', KEYS[1], grantee .. ':grant:' .. token, 'PX', ARGV[10])
-  withdraw_waiter(KEYS[3], KEYS[4], grantee)
-  redis.call('PUBLISH', ARGV[2] .. grantee, '\4' .. token .. '\4' .. string.format('%d', nowMs % 549755813888) .. '\4'
-    .. ARGV[3])
-  released = 2
-elseif redis.call('EXISTS', KEYS[3]) == 1 then
-  -- the next contenders, not every waiter: threads queue in their own JVM, and the longest-waiting
-  -- clients go first (more than one, so a client that just left or died cannot stall the hand-off)
-  local woken = redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)
-  for _, client in ipairs(woken) do
-    redis.call('PUBLISH', ARGV[2] .. client, ARGV[3])
-  end
-  if #woken > 0 and ARGV[9] then
-    redis.call('SET', KEYS[1], '~turn', 'PX', ARGV[9])
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  if grants then
+    local grantee = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    local token = string.format('%d', next_fencing_token(now, KEYS[2], ARGV[7]))
+    redis.call('SET', KEYS[1], grantee .. ':grant:' .. token, 'PX', ARGV[10])
+    withdraw_waiter(KEYS[3], KEYS[4], grantee)
+    redis.call('PUBLISH', ARGV[2] .. grantee, '\4' .. token .. '\4' .. string.format('%d', nowMs % 549755813888)
+      .. '\4' .. ARGV[3])
     released = 2
+  else
+    -- the next contenders, not every waiter: threads queue in their own JVM, and the longest-waiting
+    -- clients go first (more than one, so a client that just left or died cannot stall the hand-off)
+    local woken = redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)
+    for _, client in ipairs(woken) do
+      redis.call('PUBLISH', ARGV[2] .. client, ARGV[3])
+    end
+    if #woken > 0 and ARGV[9] then
+      redis.call('SET', KEYS[1], '~turn', 'PX', ARGV[9])
+      released = 2
+    end
   end
 end
 if others > 0 and ARGV[12] then
