@@ -23,7 +23,8 @@
 -- Meanwhile the watchdog of a holder whose lease is still valid may put that holder's lock back
 -- (redlock-repair-many.lua): that gives the lock to nobody new.
 -- A lock whose value is '<client id>:grant:<token>' was granted by a release to that waiting client (release.lua): the
--- client's waiting thread adopts it here (if it did not hold it from the grant's message).
+-- client's waiting thread adopts it here, with a new fencing token (a thread of the client may have held it from the
+-- grant's message, with the grant's token).
 -- A lock whose value is '~turn' was just released while other clients waited: for a short while only the
 -- longest-waiting clients may take it, so a contender that did not wait (say the releasing client's next
 -- thread) cannot overtake them.
@@ -84,10 +85,12 @@ if current == ARGV[1] then
 end
 local granted = ARGV[3] .. ':grant:'
 if string.sub(current, 1, #granted) == granted then
-  -- granted to the caller's client: the caller is its waiting thread (the one thread of the client that asks)
+  -- granted to the caller's client: the caller is its waiting thread (the one thread of the client that asks). A
+  -- token of its own, not the grant's: another thread of the client may have held the grant from its message with the
+  -- grant's token, and its release not have reached Redis (a broken connection)
   redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
   withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
-  return tonumber(string.sub(current, #granted + 1))
+  return token_from_clock()
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then

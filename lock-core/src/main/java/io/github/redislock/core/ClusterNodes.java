@@ -40,6 +40,8 @@ final class ClusterNodes {
     private volatile String[] masterOfSlot;
     private volatile long lookedUpAtNanos;
     private volatile boolean lookedUp;
+    /** Whether a look-up found no Cluster (one Redis, Sentinel): then no slot has a master of its own to tell. */
+    private volatile boolean notCluster;
 
     ClusterNodes(StringRedisTemplate redis) {
         this.redis = redis;
@@ -51,6 +53,9 @@ final class ClusterNodes {
      * a look-up in the background when the last one is old.
      */
     String masterOf(int slot) {
+        if (notCluster) {
+            return null;
+        }
         String[] known = masterOfSlot;
         if (!lookedUp || System.nanoTime() - lookedUpAtNanos > TimeUnit.SECONDS.toNanos(REFRESH_SECONDS)) {
             lookUpSoon();
@@ -60,7 +65,7 @@ final class ClusterNodes {
 
     /** Looks the topology up again in the background (a renewal met a redirection, or it is old), unless under way. */
     void lookUpSoon() {
-        if (!lookingUp.compareAndSet(false, true)) {
+        if (notCluster || !lookingUp.compareAndSet(false, true)) {
             return;
         }
         try {
@@ -73,6 +78,7 @@ final class ClusterNodes {
     private void lookUp() {
         try (RedisConnection connection = redis.getRequiredConnectionFactory().getConnection()) {
             if (!(connection instanceof RedisClusterConnection cluster)) {
+                notCluster = true;
                 return;
             }
             String[] found = new String[ClusterSlotHashUtil.SLOT_COUNT];

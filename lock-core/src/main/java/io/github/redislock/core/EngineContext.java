@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * What every lock engine ({@link LockEngine}) of one template shares: the client id and the owner ids drawn from it,
@@ -31,13 +32,16 @@ final class EngineContext {
      * @param clientId from {@link #newClientId()}, made before the context because the wake-up channel behind
      *        {@code waitLoop} is named after it
      * @param callsPerNode how many renewal calls to one Redis node may run at once (see {@link Watchdog})
+     * @param nodeOf the Redis node that serves a lock's key, as far as known without asking ({@code null}: one Redis,
+     *        or not known yet): background calls queue node by node
      */
-    EngineContext(String clientId, Duration watchdogLease, WaitLoop waitLoop, int callsPerNode) {
+    EngineContext(String clientId, Duration watchdogLease, WaitLoop waitLoop, int callsPerNode,
+            Function<String, String> nodeOf) {
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
         this.waitLoop = waitLoop;
         this.watchdog = new Watchdog(watchdogLease, callsPerNode);
-        this.cleanup = new BackgroundCleanup(watchdog, watchdogLease, closed::get);
+        this.cleanup = new BackgroundCleanup(watchdog, nodeOf, watchdogLease, closed::get);
         this.confirmations = new GrantConfirmations(cleanup, watchdog);
         watchdog.setEvents(activity);
     }

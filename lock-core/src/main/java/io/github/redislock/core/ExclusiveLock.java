@@ -211,7 +211,7 @@ final class ExclusiveLock {
             if (!acquired) {
                 unretain(lock);
                 if (undo != null) {
-                    cleanup.run(undo); // now that this thread no longer counts as a contender of this JVM
+                    cleanup.run(lock.key, undo); // now that this thread no longer counts as a contender of this JVM
                 }
             }
             if (interrupted) {
@@ -308,7 +308,7 @@ final class ExclusiveLock {
      */
     private void giveBack(String key, Grant grant) {
         String owner = LockScripts.grantOwner(context.clientId, grant.token());
-        cleanup.run(() -> watchTurn(key, scripts.release(key, owner)));
+        cleanup.run(key, () -> watchTurn(key, scripts.release(key, owner)));
     }
 
     /**
@@ -347,7 +347,7 @@ final class ExclusiveLock {
                 scripts.leave(key);
             } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
                 log.debug("Could not withdraw from the waiters of lock '{}'; Redis TTLs will", key, e);
-                cleanup.run(() -> scripts.leave(key));
+                cleanup.run(key, () -> scripts.leave(key));
             }
         });
     }
@@ -441,7 +441,7 @@ final class ExclusiveLock {
             }
             log.warn("Could not release lock '{}' in Redis ({}); retrying in the background, and its lease ends it at the "
                     + "latest", lock.key, e.toString());
-            cleanup.run(() -> {
+            cleanup.run(lock.key, () -> {
                 // in this order whether the lost request ran already, runs later (then it finds owner gone and
                 // does nothing) or never
                 scripts.release(lock.key, owner);
@@ -532,7 +532,7 @@ final class ExclusiveLock {
                 watchTurn(lock.key, scripts.release(lock.key, owner));
             } catch (DataAccessException e) {
                 log.debug("Could not release handed-over lock '{}'; retrying in the background", lock.key, e);
-                cleanup.run(() -> scripts.release(lock.key, owner));
+                cleanup.run(lock.key, () -> scripts.release(lock.key, owner));
             }
         });
     }

@@ -195,11 +195,11 @@ final class FairLock implements LockEngine {
                 lookLater(key, scripts.leave(key, owner));
             } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
                 log.debug("Could not leave the queue of fair lock '{}'; retrying in the background", key, e);
-                cleanup.run(() -> scripts.leave(key, owner));
+                cleanup.run(key, () -> scripts.leave(key, owner));
                 return;
             }
             if (uncertain) {
-                cleanup.run(() -> scripts.leave(key, owner)); // a lost request may still run after the leave above
+                cleanup.run(key, () -> scripts.leave(key, owner)); // a lost request may still run after the leave above
             }
         });
     }
@@ -247,7 +247,7 @@ final class FairLock implements LockEngine {
             } catch (DataAccessException e) {
                 log.warn("Could not release fair lock '{}' in Redis ({}); retrying in the background, and its lease ends "
                         + "it at the latest", lock.key, e.toString());
-                cleanup.run(() -> scripts.release(lock.key, owner));
+                cleanup.run(lock.key, () -> scripts.release(lock.key, owner));
             }
         });
         if (invalid != null) {

@@ -89,20 +89,20 @@ final class GrantConfirmations {
     private void schedule(LocalLock lock, LocalLock.Holding granted, Runnable send, long grantedAfterNanos,
             boolean renewing) {
         if (!renewing) {
-            cleanup.run(send);
+            cleanup.run(lock.key, send);
             return;
         }
         // not at once: a thread woken for the confirmation now takes CPU from the holder just as it resumes
         Due confirmation = new Due(lock, granted, send);
         long dueInMillis = TimeUnit.NANOSECONDS.toMillis(grantedAfterNanos + GRANT_NANOS / 2 - System.nanoTime());
         if (dueInMillis < FairLockScripts.CONFIRM_AFTER_MILLIS) { // taken late: due before a sweep would come round
-            cleanup.runLater(send, Math.max(0, dueInMillis), confirmation::needed);
+            cleanup.runLater(lock.key, send, Math.max(0, dueInMillis), confirmation::needed);
             return;
         }
         // a sweep scheduled earlier runs no later than this grant's confirmation is due
         due.add(confirmation);
         if (sweepScheduled.compareAndSet(false, true)) {
-            cleanup.runLater(this::sendDue, FairLockScripts.CONFIRM_AFTER_MILLIS, this::anyNeeded);
+            cleanup.runLater(null, this::sendDue, FairLockScripts.CONFIRM_AFTER_MILLIS, this::anyNeeded);
         }
     }
 
@@ -125,7 +125,7 @@ final class GrantConfirmations {
         sweepScheduled.set(false); // a grant from now on schedules the next sweep (or is confirmed early by this one)
         for (Due confirmation; (confirmation = due.poll()) != null; ) {
             if (confirmation.needed()) {
-                cleanup.run(confirmation.send());
+                cleanup.run(confirmation.lock().key, confirmation.send());
             }
         }
     }

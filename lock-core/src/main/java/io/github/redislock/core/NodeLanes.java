@@ -93,7 +93,7 @@ final class NodeLanes {
             try {
                 task.run();
             } catch (Throwable e) { // a task that throws must not stop the lane
-                log.error("A lock renewal failed unexpectedly", e);
+                log.error("A lock renewal or background call failed unexpectedly", e);
             }
             synchronized (this) {
                 task = lane.queued.poll();

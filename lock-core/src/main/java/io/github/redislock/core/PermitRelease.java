@@ -56,7 +56,7 @@ final class PermitRelease {
             } catch (DataAccessException e) {
                 log.warn("Could not release the permits of semaphore '{}' in Redis ({}); retrying in the background, "
                         + "and their lease ends them at the latest", key, e.toString());
-                cleanup.run(() -> returnPermits(key, holder));
+                cleanup.run(key, () -> returnPermits(key, holder));
             }
         });
         return wasHolder[0];
@@ -148,7 +148,7 @@ final class PermitRelease {
         if (!offer.settle(token, requestStart, failed)) {
             return false;
         }
-        cleanup.run(() -> returnPermits(key, offer.holder));
+        cleanup.run(key, () -> returnPermits(key, offer.holder));
         return true;
     }
 }

@@ -125,7 +125,7 @@ final class PermitWaiting {
                 boolean holds = holding.owner != null;
                 if (offer.close(holds) && !holds) {
                     // a release handed permits over (or may have) as this thread gave up: return them
-                    cleanup.run(() -> releases.returnPermits(key, holder));
+                    cleanup.run(key, () -> releases.returnPermits(key, holder));
                 }
             }
             waiting.unretain(wakePoint);
@@ -141,7 +141,7 @@ final class PermitWaiting {
         boolean othersWait = queues.othersWait(key);
         String waiter = queues.clientWaiter();
         if (uncertain) {
-            cleanup.run(() -> {
+            cleanup.run(key, () -> {
                 releases.returnPermits(key, holder);
                 if (!othersWait) {
                     scripts.leave(key, waiter);
@@ -153,7 +153,7 @@ final class PermitWaiting {
                     scripts.leave(key, waiter);
                 } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
                     log.debug("Could not withdraw from the waiters of semaphore '{}'; Redis TTLs will", key, e);
-                    cleanup.run(() -> scripts.leave(key, waiter));
+                    cleanup.run(key, () -> scripts.leave(key, waiter));
                 }
             });
         }

@@ -101,7 +101,7 @@ final class ReadWriteRedis {
      */
     private void giveUp(String key, LockType mode, String owner, boolean registered, boolean uncertain) {
         if (uncertain) {
-            cleanup.run(() -> {
+            cleanup.run(key, () -> {
                 scripts.readWriteRelease(key, owner, mode == LockType.WRITE);
                 if (mode == LockType.WRITE) {
                     scripts.leaveAsWriter(key, owner);
@@ -115,7 +115,7 @@ final class ReadWriteRedis {
                     scripts.leaveAsWriter(key, owner);
                 } catch (RuntimeException e) {
                     log.debug("Could not withdraw a waiting writer of lock '{}'; its entry expires", key, e);
-                    cleanup.run(() -> scripts.leaveAsWriter(key, owner));
+                    cleanup.run(key, () -> scripts.leaveAsWriter(key, owner));
                 }
             });
         }
@@ -135,7 +135,7 @@ final class ReadWriteRedis {
             } catch (DataAccessException e) {
                 log.warn("Could not release the {} lock of '{}' in Redis ({}); retrying in the background, and its lease "
                         + "ends it at the latest", mode.name().toLowerCase(), key, e.toString());
-                cleanup.run(() -> scripts.readWriteRelease(key, owner, mode == LockType.WRITE));
+                cleanup.run(key, () -> scripts.readWriteRelease(key, owner, mode == LockType.WRITE));
             }
         });
         return wasOwner[0];

@@ -58,7 +58,8 @@ public final class RedisLockTemplate implements LockOperations {
         RedisConnectionFactory factory = Objects.requireNonNull(redis.getConnectionFactory(), "connection factory");
         this.subscriber = new WakeupSubscriber(factory, keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
         this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(subscriber),
-                PooledConnections.callsAtOnce(factory, config.replicaAck().enabled(), Integer.MAX_VALUE));
+                PooledConnections.callsAtOnce(factory, config.replicaAck().enabled(), Integer.MAX_VALUE),
+                key -> runner.masterOf(keys.lock(key)));
         this.exclusive = new ExclusiveEngine(context, scripts);
         this.readWrite = new ReadWriteLocks(scripts, context);
         this.fair = new FairLock(new FairLockScripts(runner, keys), context, exclusive.turnLooks);

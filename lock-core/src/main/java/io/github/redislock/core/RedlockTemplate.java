@@ -93,7 +93,7 @@ public final class RedlockTemplate implements LockOperations {
         // the watchdog's renewals wait for the nodes' own call threads, which borrow the connections
         this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(
                 () -> subscribers.stream().map(WakeupSubscriber::isListening).toList().contains(true), () -> null),
-                Integer.MAX_VALUE);
+                Integer.MAX_VALUE, key -> null); // a background call asks every node, none waiting over its node timeout
         this.engine = new ExclusiveEngine(context, new RedlockStore(this.nodes, keys, nodeTimeout.toNanos(), restartDelay));
         this.diagnostics = new RedisLockDiagnostics(context.watchdog, subscribers.get(0), engine::inUse, context.activity);
         this.asyncExecutor = AsyncLockExecutor.create(config.asyncHolders());

@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.data.redis.RedisSystemException;
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -204,6 +205,15 @@ final class ScriptRunner {
     }
 
     /**
+     * The Cluster master that serves {@code redisKey} ({@code host:port}) as last looked up, without asking Redis:
+     * {@code null} when the template does not talk to a Cluster, or not known yet. Decides which node's queue a
+     * renewal or background call waits in, never where the call goes (the driver routes it).
+     */
+    String masterOf(String redisKey) {
+        return clusterNodes.masterOf(ClusterSlotHashUtil.calculateSlot(redisKey));
+    }
+
+    /**
      * Like {@link #isCluster()}, but {@code true} (the cautious answer: keys of one call in one hash slot) when it is
      * not known yet and Redis cannot be asked now.
      */
@@ -244,8 +254,13 @@ final class ScriptRunner {
 
     private Prepared prepared(RedisScript<?> script) {
         Prepared known = prepared.get(script);
-        return known != null ? known
-                : prepared.computeIfAbsent(script, s -> new Prepared(s.getSha1(), bytes(s.getSha1()), bytes(s.getScriptAsString())));
+        if (known != null) {
+            return known;
+        }
+        // a script's first call: learn, off this thread, whether this is a Cluster and which master serves each slot,
+        // before a renewal or a background call needs to know
+        clusterNodes.lookUpSoon();
+        return prepared.computeIfAbsent(script, s -> new Prepared(s.getSha1(), bytes(s.getSha1()), bytes(s.getScriptAsString())));
     }
 
     static byte[][] encode(String... strings) {

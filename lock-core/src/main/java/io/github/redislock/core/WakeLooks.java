@@ -39,7 +39,7 @@ final class WakeLooks {
 
     private void schedule(String key, long atNanos) {
         long delayMillis = TimeUnit.NANOSECONDS.toMillis(Math.max(0, atNanos - System.nanoTime())) + 1;
-        cleanup.runLater(() -> look(key), delayMillis, () -> true);
+        cleanup.runLater(key, () -> look(key), delayMillis, () -> true);
     }
 
     private void look(String key) {

@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -93,7 +92,9 @@ final class Watchdog implements AutoCloseable {
     private final ThreadPoolExecutor renewals;
     /** The renewals of each Redis node (Cluster master), queued and capped node by node, on the pool above. */
     private final NodeLanes lanes;
+    /** Background work (clean-up, grant confirmations), queued and capped node by node like the renewals. */
     private final ThreadPoolExecutor background;
+    private final NodeLanes backgroundLanes;
     private final LockLosses losses = new LockLosses();
     private final RenewalAnswers answers;
     /** Told of every renewal's outcome and every loss, on the thread that saw it; for metrics and health. */
@@ -119,9 +120,9 @@ final class Watchdog implements AutoCloseable {
                 new SynchronousQueue<>(), daemon("redis-lock-renewal", true));
         this.lanes = new NodeLanes(renewals, Math.min(MAX_RENEWAL_THREADS, callsPerNode),
                 Math.min(MAX_CALLS_PER_MASTER, callsPerNode));
-        this.background = new ThreadPoolExecutor(BACKGROUND_THREADS, BACKGROUND_THREADS, IDLE_SECONDS, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), daemon("redis-lock-cleanup", true));
-        this.background.allowCoreThreadTimeOut(true);
+        this.background = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_SECONDS, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), daemon("redis-lock-cleanup", true));
+        this.backgroundLanes = new NodeLanes(background, BACKGROUND_THREADS, BACKGROUND_THREADS);
         this.answers = new RenewalAnswers(this, inFlight);
         long tick = Math.max(1, lease.toNanos() / TICKS_PER_LEASE);
         scheduler.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
@@ -200,20 +201,23 @@ final class Watchdog implements AutoCloseable {
      * pool after {@code delayMillis}; the scheduler thread only hands it over.
      */
     void runInBackground(Runnable task, long delayMillis) {
-        runInBackground(() -> true, task, delayMillis);
+        runInBackground(null, () -> true, task, delayMillis);
     }
 
     /**
-     * As {@link #runInBackground(Runnable, long)}, but after a delay the scheduler thread first asks
-     * {@code stillNeeded} (which must be quick) and drops the task if it says no, without waking a pool thread.
+     * As {@link #runInBackground(Runnable, long)}, in the queue of the Redis node {@code node} ({@code null}: the one
+     * Redis, or a Cluster master not known yet): at most {@value #BACKGROUND_THREADS} tasks of one node run at once, and
+     * a frozen Cluster master, whose calls each block for the driver's timeout, holds up only its own node's queue, never
+     * the confirmation of a grant on another master. After a delay the scheduler thread first asks {@code stillNeeded}
+     * (which must be quick) and drops the task if it says no, without waking a pool thread.
      */
-    void runInBackground(BooleanSupplier stillNeeded, Runnable task, long delayMillis) {
+    void runInBackground(String node, BooleanSupplier stillNeeded, Runnable task, long delayMillis) {
         if (delayMillis <= 0) {
-            background.execute(task);
+            backgroundLanes.submit(node, task);
         } else {
             scheduler.schedule(() -> {
                 if (stillNeeded.getAsBoolean()) {
-                    background.execute(task);
+                    backgroundLanes.submit(node, task);
                 }
             }, delayMillis, TimeUnit.MILLISECONDS);
         }
@@ -224,7 +228,7 @@ final class Watchdog implements AutoCloseable {
         scheduler.shutdownNow();
         lanes.close();
         renewals.shutdownNow();
-        background.shutdown();
+        background.shutdown(); // the tasks queued in a node's lane still run, on the lane's threads
         losses.close();
     }
 

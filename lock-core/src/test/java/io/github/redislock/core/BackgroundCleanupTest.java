@@ -17,11 +17,11 @@ class BackgroundCleanupTest {
     void aFailingTaskIsTriedAgainAtLeastEveryEighthOfTheLeaseUntilItWorks() throws Exception {
         Duration lease = Duration.ofMillis(1600);
         try (Watchdog watchdog = new Watchdog(lease, 8)) {
-            BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, lease, () -> false);
+            BackgroundCleanup cleanup = new BackgroundCleanup(watchdog, key -> null, lease, () -> false);
             List<Long> tries = new ArrayList<>();
             CountDownLatch worked = new CountDownLatch(1);
             long start = System.nanoTime();
-            cleanup.run(() -> {
+            cleanup.run("key", () -> {
                 long at = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 synchronized (tries) {
                     tries.add(at);

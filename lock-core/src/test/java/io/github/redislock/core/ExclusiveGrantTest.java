@@ -312,6 +312,32 @@ class ExclusiveGrantTest {
         return lockKey(key);
     }
 
+    /**
+     * A thread may hold a grant from its message, with the grant's token, and its release may never reach Redis (a
+     * broken connection: the fault suite's "proxy resets every connection" met it). The grant is then still its
+     * client's in Redis, and the client's next thread, asking, adopts it: it must hold with a token of its own, above
+     * the grant's, never the same one twice.
+     */
+    @Test
+    void aGrantTheClientsNextThreadAdoptsGetsAFencingTokenOfItsOwn() {
+        ScriptRunner runner = new ScriptRunner(redis, RedisLockConfig.ReplicaAck.OFF);
+        RedisLockKeys keys = new RedisLockKeys(RedisLockConfig.DEFAULT_KEY_PREFIX);
+        LockScripts releasing = new LockScripts(runner, keys, "releasing-client", true);
+        LockScripts waiting = new LockScripts(runner, keys, "waiting-client", true);
+        assertThat(releasing.acquire(key, "releasing-client:1:1", 30_000, 0, false).acquired()).isTrue();
+        assertThat(waiting.acquire(key, "waiting-client:1:1", 30_000, 5_000, false).acquired()).as("a miss").isFalse();
+        releasing.release(key, "releasing-client:1:1"); // grants the lock to the waiting client
+        String grant = redis.opsForValue().get(lockKey(key));
+        assertThat(grant).startsWith("waiting-client:grant:");
+        long grantToken = Long.parseLong(grant.substring("waiting-client:grant:".length()));
+
+        LockScripts.AcquireReply adopted = waiting.acquire(key, "waiting-client:2:2", 30_000, 5_000, true);
+
+        assertThat(adopted.acquired()).isTrue();
+        assertThat(adopted.token()).as("the adopting thread's token").isGreaterThan(grantToken);
+        assertThat(redis.opsForValue().get(lockKey(key))).isEqualTo("waiting-client:2:2");
+    }
+
     private static String lockKey(String key) {
         return "redis-lock:{" + key + "}";
     }
