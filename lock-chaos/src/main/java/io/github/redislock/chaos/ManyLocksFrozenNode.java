@@ -2,7 +2,6 @@ package io.github.redislock.chaos;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -154,7 +153,7 @@ final class ManyLocksFrozenNode {
         }
         lost.clear();
 
-        Map<Integer, RedisServerProcess> masterOfSlot = masterOfSlot(cluster);
+        Map<Integer, RedisServerProcess> masterOfSlot = cluster.masterOfSlot();
         RedisServerProcess frozen = cluster.masters().get(1);
         List<LockHandle> healthy = new ArrayList<>();
         List<LockHandle> onFrozen = new ArrayList<>();
@@ -252,27 +251,6 @@ final class ManyLocksFrozenNode {
         return "redis-lock:{" + key + "}";
     }
 
-    /** Which master serves each slot, from each master's own CLUSTER NODES line. */
-    private static Map<Integer, RedisServerProcess> masterOfSlot(RedisClusterProcesses cluster) {
-        Map<Integer, RedisServerProcess> owners = new HashMap<>();
-        for (RedisServerProcess master : cluster.masters()) {
-            String myself = master.command("CLUSTER", "NODES").lines().filter(line -> line.contains("myself"))
-                    .findFirst().orElseThrow();
-            String[] fields = myself.split(" ");
-            for (int f = 8; f < fields.length; f++) {
-                if (fields[f].startsWith("[")) {
-                    continue;
-                }
-                String[] range = fields[f].split("-");
-                int from = Integer.parseInt(range[0]);
-                int to = range.length > 1 ? Integer.parseInt(range[1]) : from;
-                for (int slot = from; slot <= to; slot++) {
-                    owners.put(slot, master);
-                }
-            }
-        }
-        return owners;
-    }
 
     static String report(List<Outcome> outcomes) {
         StringBuilder md = new StringBuilder("\n## Many locks, frozen node (Redis Cluster)\n\n");

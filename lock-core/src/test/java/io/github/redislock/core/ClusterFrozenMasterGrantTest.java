@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -143,32 +144,14 @@ class ClusterFrozenMasterGrantTest {
 
     /** {@code count} lock keys starting {@code prefix} whose slots {@code master} serves. */
     private List<String> keysOn(RedisServerProcess master, String prefix, int count) {
+        Map<Integer, RedisServerProcess> masterOfSlot = cluster.masterOfSlot();
         List<String> keys = new ArrayList<>();
         for (int i = 0; keys.size() < count; i++) {
             String key = prefix + i;
-            int slot = ClusterSlotHashUtil.calculateSlot("redis-lock:{" + key + "}");
-            if (servesSlot(master, slot)) {
+            if (masterOfSlot.get(ClusterSlotHashUtil.calculateSlot("redis-lock:{" + key + "}")) == master) {
                 keys.add(key);
             }
         }
         return keys;
-    }
-
-    private static boolean servesSlot(RedisServerProcess master, int slot) {
-        String myself = master.command("CLUSTER", "NODES").lines().filter(line -> line.contains("myself"))
-                .findFirst().orElseThrow();
-        String[] fields = myself.split(" ");
-        for (int f = 8; f < fields.length; f++) {
-            if (fields[f].startsWith("[")) {
-                continue;
-            }
-            String[] range = fields[f].split("-");
-            int from = Integer.parseInt(range[0]);
-            int to = range.length > 1 ? Integer.parseInt(range[1]) : from;
-            if (slot >= from && slot <= to) {
-                return true;
-            }
-        }
-        return false;
     }
 }

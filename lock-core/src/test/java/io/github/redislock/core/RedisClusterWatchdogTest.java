@@ -125,7 +125,7 @@ class RedisClusterWatchdogTest {
             Set<String> lost = ConcurrentHashMap.newKeySet();
             many.addLockLostListener((lock, reason) -> lost.add(lock.key()));
             warmUp(many, redis, MANY_LEASE, lost);
-            Map<Integer, RedisServerProcess> masterOfSlot = masterOfSlot();
+            Map<Integer, RedisServerProcess> masterOfSlot = cluster.masterOfSlot();
             RedisServerProcess frozen = cluster.masters().get(1);
             List<LockHandle> healthy = new ArrayList<>();
             List<LockHandle> onFrozen = new ArrayList<>();
@@ -199,7 +199,7 @@ class RedisClusterWatchdogTest {
             Thread.sleep(lease.toMillis()); // renewed by master at least twice
             assertThat(lost).as("locks lost before the slot moved").isEmpty();
             int slot = ClusterSlotHashUtil.calculateSlot(lockKey(moved));
-            RedisServerProcess from = masterOfSlot().get(slot);
+            RedisServerProcess from = cluster.masterOfSlot().get(slot);
             RedisServerProcess to = cluster.masters().stream().filter(m -> m != from).findFirst().orElseThrow();
             String fromId = from.command("CLUSTER", "MYID");
             String toId = to.command("CLUSTER", "MYID");
@@ -253,28 +253,6 @@ class RedisClusterWatchdogTest {
         return "redis-lock:{" + key + "}";
     }
 
-    /** Which master serves each slot, from each master's own CLUSTER NODES line. */
-    private Map<Integer, RedisServerProcess> masterOfSlot() {
-        Map<Integer, RedisServerProcess> owners = new java.util.HashMap<>();
-        for (RedisServerProcess master : cluster.masters()) {
-            String myself = master.command("CLUSTER", "NODES").lines().filter(line -> line.contains("myself"))
-                    .findFirst().orElseThrow();
-            String[] fields = myself.split(" ");
-            for (int f = 8; f < fields.length; f++) {
-                if (fields[f].startsWith("[")) {
-                    continue;
-                }
-                String[] range = fields[f].split("-");
-                int from = Integer.parseInt(range[0]);
-                int to = range.length > 1 ? Integer.parseInt(range[1]) : from;
-                for (int slot = from; slot <= to; slot++) {
-                    owners.put(slot, master);
-                }
-            }
-        }
-        assertThat(owners).as("slots served").hasSize(16384);
-        return owners;
-    }
 
     private RedisServerProcess masterOf(String key) {
         return cluster.masterHolding(key);

@@ -5,7 +5,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,6 +61,28 @@ public final class RedisClusterProcesses implements AutoCloseable {
             }
         }
         throw new IllegalStateException("no master holds " + key);
+    }
+
+    /** Which master serves each hash slot now, from each master's own {@code CLUSTER NODES} line. */
+    public Map<Integer, RedisServerProcess> masterOfSlot() {
+        Map<Integer, RedisServerProcess> owners = new HashMap<>();
+        for (RedisServerProcess master : masters) {
+            String myself = master.command("CLUSTER", "NODES").lines().filter(line -> line.contains("myself"))
+                    .findFirst().orElseThrow();
+            String[] fields = myself.split(" ");
+            for (int f = 8; f < fields.length; f++) {
+                if (fields[f].startsWith("[")) {
+                    continue; // a slot being migrated or imported
+                }
+                String[] range = fields[f].split("-");
+                int from = Integer.parseInt(range[0]);
+                int to = range.length > 1 ? Integer.parseInt(range[1]) : from;
+                for (int slot = from; slot <= to; slot++) {
+                    owners.put(slot, master);
+                }
+            }
+        }
+        return owners;
     }
 
     private void awaitOk() {
