@@ -79,7 +79,7 @@ final class BatchRenewal implements Renewer.Many {
 
     @Override
     public String nodeOf(String key) {
-        return redis.isClusterOrUnknown() ? redis.clusterNodes.masterOf(slot(key)) : null;
+        return redis.masterOf(redisKeys.apply(key).get(0));
     }
 
     private int slot(String key) {

@@ -198,15 +198,8 @@ final class Watchdog implements AutoCloseable {
 
     /**
      * Runs clean-up work (undoing a request whose reply was lost, say) off the caller's thread, on the background
-     * pool after {@code delayMillis}; the scheduler thread only hands it over.
-     */
-    void runInBackground(Runnable task, long delayMillis) {
-        runInBackground(null, () -> true, task, delayMillis);
-    }
-
-    /**
-     * As {@link #runInBackground(Runnable, long)}, in the queue of the Redis node {@code node} ({@code null}: the one
-     * Redis, or a Cluster master not known yet): at most {@value #BACKGROUND_THREADS} tasks of one node run at once, and
+     * pool after {@code delayMillis} (the scheduler thread only hands it over), in the queue of the Redis node
+     * {@code node} ({@code null}: the one Redis, or a Cluster master not known yet): at most {@value #BACKGROUND_THREADS} tasks of one node run at once, and
      * a frozen Cluster master, whose calls each block for the driver's timeout, holds up only its own node's queue, never
      * the confirmation of a grant on another master. After a delay the scheduler thread first asks {@code stillNeeded}
      * (which must be quick) and drops the task if it says no, without waking a pool thread.
