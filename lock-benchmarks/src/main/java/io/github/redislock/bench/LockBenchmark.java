@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -49,7 +50,9 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * scenarios (S1 to S9, or REDLOCK for S1, S3 and S4 over 3 and 5 independent masters against Redisson's
  * RedissonRedLock; a run of some scenarios writes no report unless {@code bench.docs} is given),
  * {@code -Dbench.contenders=redis-lock-lettuce,redisson} only the named libraries (for profiling one; the same rule
- * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs, S7).
+ * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs, S7),
+ * {@code -Dbench.worker-jvm-args="-XX:StartFlightRecording=filename=/tmp/jfr/"} adds options to those worker JVMs (to
+ * profile them, say).
  */
 public final class LockBenchmark {
 
@@ -85,6 +88,8 @@ public final class LockBenchmark {
     private final List<String> problems = Collections.synchronizedList(new ArrayList<>());
     /** The shortest and longest warm-up of a hot-key worker JVM (S3 across JVMs, S7), in ms. */
     private final long[] workerWarmUpMillis = {Long.MAX_VALUE, 0};
+    /** The most CPU the worker JVMs' JIT compilers spent in a window of S3 across JVMs or S7, µs per operation. */
+    private double windowCompilerMicros;
     /** The Redis every scenario runs on, for counting the commands a scenario sends. */
     private RedisServerProcess redis;
 
@@ -662,12 +667,23 @@ public final class LockBenchmark {
         }
         long total = 0;
         List<Long> waits = new ArrayList<>();
+        Map<String, Long> cpuByGroup = new TreeMap<>();
+        long switches = 0;
         for (int i = 0; i < processes.size(); i++) {
             Process process = processes.get(i);
             String last = null;
             try (BufferedReader out = outputs.get(i)) {
                 for (String line; (line = out.readLine()) != null;) {
                     last = line.startsWith("ops ") ? line : last;
+                    if (line.startsWith("switches ")) {
+                        switches += Long.parseLong(line.substring(9).trim());
+                    }
+                    if (line.startsWith("cpu ")) {
+                        for (String pair : line.substring(4).trim().split(",")) {
+                            String[] groupAndNanos = pair.split("=");
+                            cpuByGroup.merge(groupAndNanos[0], Long.parseLong(groupAndNanos[1]), Long::sum);
+                        }
+                    }
                     if (line.startsWith("waits ")) {
                         Arrays.stream(line.substring(6).trim().split(" ")).map(Long::valueOf).forEach(waits::add);
                     }
@@ -683,6 +699,32 @@ public final class LockBenchmark {
             total += Long.parseLong(last.substring(4).trim());
         }
         long scripts = scriptCalls(redis) - scriptsBefore;
+        long operations = Math.max(1, total);
+        StringBuilder cpu = new StringBuilder();
+        cpuByGroup.forEach((group, nanos) -> cpu.append(nanos < operations * 500L ? "" : String.format(Locale.ROOT,
+                " %s %.1f", group, nanos / 1000.0 / operations)));
+        System.out.printf(Locale.ROOT, "%s %s: %,d operations, %.1f context switches each; worker JVMs' CPU µs per "
+                + "operation: total %.1f;%s%n", scenario.toUpperCase(Locale.ROOT), name, total, switches / (double) operations,
+                cpuByGroup.values().stream().mapToLong(Long::longValue).sum() / 1000.0 / operations, cpu);
+        // where the worker JVMs' CPU went: the threads calling the lock (and the critical section's GET and SET, the
+        // same Jedis calls for every contender), the library's and its driver's own threads (event loops, subscribers,
+        // background work), and the JIT compiler, which a window measured before it settled would be mostly
+        long calling = cpuByGroup.getOrDefault("hot-key-worker", 0L);
+        long compiler = cpuByGroup.entrySet().stream().filter(group -> group.getKey().matches("jvm:C\\d_.*"))
+                .mapToLong(Map.Entry::getValue).sum();
+        long library = cpuByGroup.entrySet().stream().filter(group -> !group.getKey().equals("hot-key-worker")
+                && !group.getKey().startsWith("jvm:") && !group.getKey().equals("other") && !group.getKey().startsWith("JFR")
+                && !group.getKey().equals("main")).mapToLong(Map.Entry::getValue).sum();
+        String label = fair ? "S7" : "S3";
+        if (total > 0) {
+            results.add(label + " CPU µs per operation of the calling threads (4 JVMs x 4 threads, one key)", name,
+                    calling / 1000.0 / total);
+            results.add(label + " CPU µs per operation of the library's and driver's threads (4 JVMs x 4 threads, one key)",
+                    name, library / 1000.0 / total);
+            results.add(label + " context switches per operation (4 JVMs x 4 threads, one key)", name,
+                    switches / (double) total);
+            windowCompilerMicros = Math.max(windowCompilerMicros, compiler / 1000.0 / total);
+        }
         long counter = Long.parseLong(redis.command("GET", counterKey));
         if (counter != total) {
             problems.add(name + ": the " + scenario.toUpperCase(Locale.ROOT) + " 4-JVM counter is " + counter + " after "
@@ -988,6 +1030,10 @@ public final class LockBenchmark {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx1g", "-cp", System.getProperty("java.class.path")));
         command.addAll(NettyTransport.workerArgs());
+        String extra = System.getProperty("bench.worker-jvm-args", "").trim();
+        if (!extra.isEmpty()) {
+            command.addAll(1, List.of(extra.split("\\s+")));
+        }
         command.add(LockBenchmark.class.getName());
         command.addAll(List.of(args));
         return command;
@@ -1090,15 +1136,22 @@ public final class LockBenchmark {
                   gives the lock to a waiting client of another JVM within 2 ms of its turn starting.
                   On Lettuce every script call is written by the connection's event loop thread and its reply
                   completed there, so a caller that parks pays two thread hand-offs per call on top of the round trip
-                  (the S1 floor rows show the same for two plain EVALSHA calls), and a hand-over across JVMs takes
-                  several calls: 4 JVMs and Redis on 2 cores have no processor to spare for them. The row "S1 floor
-                  CPU µs of every thread of the JVM (2 EVALSHA)" measures that cost with no lock at all: two plain
-                  EVALSHA calls through Spring Data Redis, the whole JVM's CPU (the targets table puts Lettuce's against
-                  Jedis's). Where every processor is busy, throughput follows CPU per call, so a driver whose calls cost
-                  twice the CPU makes about half the hand-overs, whichever lock runs on it. Until 2026-11-27
-                  our Lettuce callers also spun on their replies here, taking the processor from the other JVMs
-                  and from Redis (1,100 to 1,400 hand-overs a second); a caller now spins only while the machine's
-                  other processes leave its JVM a processor.
+                  (the S1 floor rows show the same for two plain EVALSHA calls). Every processor is busy here (4 JVMs
+                  and Redis on 2 cores), so throughput follows CPU per operation. The rows "CPU µs per operation of
+                  the calling threads", "... of the library's and driver's threads" and "context switches per
+                  operation" say where it goes, over the 4 worker JVMs in the window (each operation is a lock,
+                  the critical section's GET and SET on Jedis, the same for every contender, and an unlock). Across
+                  JVMs nearly every release goes through Redis (the script calls row: another client always waits, and
+                  the lock is handed to it), so the operation carries one script call on the driver and a grant's
+                  message to the next JVM. On 2026-11-28, S3-only runs put our Jedis row at about 130-145 µs on the
+                  calling threads and 35 µs on the subscription thread per operation, with 7 context switches; our
+                  Lettuce row at 155-175 µs on the calling threads and 100-110 µs on Lettuce's event loops, with 10:
+                  the event loop is woken to write each call (Netty's `eventFdWrite` from the caller, in a
+                  profile of the calling threads) and wakes the caller with its reply, where a Jedis caller writes
+                  and reads its socket itself. The same event loops read the grant's message, as Jedis's subscription
+                  thread does. Until 2026-11-27 our Lettuce callers also spun on their replies here, taking the
+                  processor from the other JVMs and from Redis (1,100 to 1,400 hand-overs a second); a caller now
+                  spins only while the machine's other processes leave its JVM a processor.
                 - **S4 fair.** The same hand-off with our `fairLock(key)` and Redisson's `getFairLock(key)`: the release
                   grants the lock to the head of the queue in its script and publishes the grant to the waiter's client.
                   Its floor row is the least any hand-off over pub/sub costs on this machine at that moment: one PUBLISH
@@ -1123,13 +1176,22 @@ public final class LockBenchmark {
                   (each critical section a non-atomic GET/SET of a shared Redis counter). "Wait" is from calling `lock()`
                   to holding the lock, over every acquisition of the 16 threads: with 16 in the queue it is about 15
                   hold-and-hand-over cycles, so its p50 follows the ops/s and its p99 shows how even the turns are.
-                - **Worker JVMs warm up until their JIT compiler settles** (S3 across JVMs, S7): lock, GET, SET and
-                  unlock on a shared warm-up key until compiling took under 2 % of the latest half second, at least
-                  one window and at most 20 s (this run: {worker-warm-up}). Until 2026-11-26 they warmed up for one
-                  window, without the critical section's GET and SET, and 4 JVMs still compiling on 2 cores measured
-                  the compiler more than the lock: every contender ran at a third to a half of the speed it kept up
-                  over an 8 s window, the Netty-based clients (Lettuce, Redisson) slowest, which flattered our Jedis
-                  ratios.
+                - **Worker JVMs warm up until their JIT compiler settles** (S3 across JVMs, S7): their threads take
+                  the window's lock, GET and SET a warm-up counter and unlock from the start, and keep at it until the
+                  window starts in every worker JVM at once, so no JVM's compiled code was shaped by a contention
+                  other than the window's. A JVM is ready once its JIT compiler threads used at most 2 % of the latest
+                  second (their CPU time, from Linux's /proc), after at least one window and at most 60 s (this run:
+                  {worker-warm-up}; in the windows the compilers then took at most {window-jit} µs of CPU per
+                  operation). Until 2026-11-28 a JVM stopped when the JVM's own compilation-time figure settled for half
+                  a second, which it does while C2 still compiles, and its threads then waited on a key of their own:
+                  the last JVM warmed up alone, compiled the hand-over to another JVM as never taken, and compiled it
+                  again in the window. The compilers then took 80 to 500 µs of CPU per operation in the window, more
+                  on Lettuce and Redisson (Netty has more code to compile) than on Jedis, and that, not the drivers,
+                  was most of the gap between Lettuce and Jedis across JVMs: S3 on Lettuce measured 0.38× Jedis's in
+                  the full run of that morning, 0.73× to 0.84× in S3-only runs once the windows were warm. Redisson
+                  gained most: in the first full run with warm windows (2026-11-28) its S3 across JVMs went from 143 to
+                  1,608 operations a second and its S7 from 163 to 1,152, so our S7 stands at 2.7× Redisson's, not the
+                  7.3× measured on cold JVMs, and misses the 5× target that figure had met.
                 - **S8.** 16 threads in one JVM on one `ReadWriteLock`, each operation a read (9 in 10) or a write, chosen
                   by a seeded random per thread; ours `readWriteLock(key)`, Redisson's `getReadWriteLock(key)`.
                 - **S9.** 16 threads in one JVM on one semaphore of 4 permits, each taking one permit and giving it back;
@@ -1149,7 +1211,8 @@ public final class LockBenchmark {
                 - Spring Integration 7.1 first tries `DELEX`, a Redis 8 command, to unlock; on this Redis 7.0 the
                   first unlock of each registry fails over to a Lua script (logged once), with no lasting cost.
                 - The machine has 2 cores; the worker JVMs of the cross-JVM scenario share them with Redis.
-                """.replace("{worker-warm-up}", workerWarmUpMillis[1] == 0 ? "no worker JVM ran"
+                """.replace("{window-jit}", String.format(Locale.ROOT, "%.0f", windowCompilerMicros))
+                .replace("{worker-warm-up}", workerWarmUpMillis[1] == 0 ? "no worker JVM ran"
                         : String.format(Locale.ROOT, "%.1f to %.1f s", workerWarmUpMillis[0] / 1000.0,
                                 workerWarmUpMillis[1] / 1000.0)));
         if (!problems.isEmpty()) {

@@ -6,11 +6,13 @@ import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 
@@ -24,11 +26,16 @@ final class Workers {
     }
 
     /**
-     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair]}: warms up
-     * until its JIT compiler settles ({@link #warmUpUntilCompiled}), prints {@code warmed-up <ms>} and {@code ready},
-     * starts its window at the first line on standard input, prints {@code ops <count>}. With
-     * {@code fair} it takes the library's fair lock and also prints {@code waits <µs> <µs> ...}: how long each
-     * acquisition in the window waited.
+     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair]}: its threads
+     * take the lock (with {@code fair} the library's fair lock) on the window's key from the start, and keep at it until
+     * the window ends, so that every worker JVM contends with every other one until all are ready, and none runs its
+     * window on code its JIT compiler compiled for a different contention (a JVM that warmed up alone at the end, its
+     * peers done, compiled the hand-over to another JVM as never taken, and recompiled it in the window). It prints
+     * {@code warmed-up <ms>} and {@code ready} once its JIT compiler settled ({@link #warmUpUntilCompiled}); its window
+     * starts at the first line on standard input. Then it prints {@code ops <count>}: the critical sections entered in
+     * the window (each a GET and SET of the counter key; before and after the window, of a warm-up counter),
+     * {@code cpu <group>=<ns>,...}: the window's CPU time by thread group, and with {@code fair}
+     * {@code waits <µs> <µs> ...}: how long each acquisition in the window waited.
      */
     static void hotKey(String[] args) throws Exception {
         String name = args[1];
@@ -45,9 +52,11 @@ final class Workers {
             List<long[]> waitsPerThread = new ArrayList<>();
             String warmUpCounterKey = counterKey + ":warm-up";
             counter.opsForValue().set(warmUpCounterKey, "0");
-            AtomicBoolean warming = new AtomicBoolean(true);
-            CountDownLatch warmedUp = new CountDownLatch(threads);
-            CountDownLatch go = new CountDownLatch(1);
+            // set by the main thread when the window starts; till then a day away (System.nanoTime() has no set origin)
+            long later = System.nanoTime() + TimeUnit.DAYS.toNanos(1);
+            AtomicLong windowStart = new AtomicLong(later);
+            AtomicLong windowEnd = new AtomicLong(later);
+            CountDownLatch measured = new CountDownLatch(1);
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 Thread worker = new Thread(() -> {
@@ -58,38 +67,32 @@ final class Workers {
                         warmUp.lock();
                         warmUp.unlock();
                     }
-                    // then on one key shared by every thread and worker JVM until the JIT settles: the wait, the
-                    // release notice and the hand-over are compiled too (a client on Netty, Lettuce or Redisson,
-                    // measured cold, spends most of a short window compiling them)
-                    Lock sharedWarmUp = fair ? contender.fairLock(key + ":warm-up") : contender.lock(key + ":warm-up");
-                    while (warming.get()) {
-                        sharedWarmUp.lock();
-                        try { // the window's critical section too: its Spring Data Redis path is compiled as well
-                            increment(counter, warmUpCounterKey);
-                        } finally {
-                            sharedWarmUp.unlock();
-                        }
-                    }
-                    warmedUp.countDown();
-                    awaitQuietly(go);
-                    long end = System.nanoTime() + windowNanos;
                     long ops = 0;
-                    long[] waits = new long[fair ? 1024 : 0];
-                    while (System.nanoTime() < end) {
-                        long asked = fair ? System.nanoTime() : 0;
+                    long[] waits = new long[1 << 14]; // recorded with or without fair: no branch either
+                    String[] counters = {counterKey, warmUpCounterKey};
+                    while (true) {
+                        long asked = System.nanoTime();
                         lock.lock();
-                        if (fair) {
-                            if (ops == waits.length) {
-                                waits = Arrays.copyOf(waits, waits.length * 2);
-                            }
-                            waits[(int) ops] = System.nanoTime() - asked;
+                        long entered = System.nanoTime();
+                        if (entered - windowEnd.get() >= 0) {
+                            lock.unlock();
+                            awaitQuietly(measured); // alive until the window's CPU time is read, so counted in it
+                            break;
                         }
+                        // a critical section entered in the window counts, and increments the counter checked after
+                        // it. Told apart without a branch: this loop is compiled while warming up, and a branch first
+                        // taken when the window starts would have it compiled again, in the window
+                        int warmingUp = (int) ((entered - windowStart.get()) >>> 63);
+                        waits[(int) ops] = entered - asked;
                         try {
-                            increment(counter, counterKey);
+                            increment(counter, counters[warmingUp]);
                         } finally {
                             lock.unlock();
                         }
-                        ops++;
+                        ops += 1 - warmingUp;
+                        if (ops == waits.length) {
+                            waits = Arrays.copyOf(waits, waits.length * 2);
+                        }
                     }
                     total.addAndGet(ops);
                     if (fair) {
@@ -105,21 +108,31 @@ final class Workers {
                     System.out.flush();
                     Runtime.getRuntime().halt(2);
                 });
+                worker.setName("hot-key-worker-" + t);
                 workers.add(worker);
                 worker.start();
             }
             long warmUpMillis = warmUpUntilCompiled(windowNanos);
-            warming.set(false);
-            warmedUp.await();
+            WindowCpu cpu = new WindowCpu(); // its own code runs once before the window, so is not compiled in it
+            cpu.start();
+            cpu.end();
             System.out.println("warmed-up " + warmUpMillis);
             System.out.println("ready");
             // the controller answers once every worker JVM is ready: all start their window together
             new BufferedReader(new InputStreamReader(System.in)).readLine();
-            go.countDown();
+            cpu.start();
+            long start = System.nanoTime();
+            windowEnd.set(start + windowNanos);
+            windowStart.set(start);
+            TimeUnit.NANOSECONDS.sleep(windowNanos);
+            String spent = cpu.end();
+            measured.countDown();
             for (Thread worker : workers) {
                 worker.join();
             }
             System.out.println("ops " + total.get());
+            System.out.println("cpu " + spent);
+            System.out.println("switches " + cpu.switches);
             if (fair) {
                 StringBuilder line = new StringBuilder("waits");
                 for (long[] waits : waitsPerThread) {
@@ -135,6 +148,119 @@ final class Workers {
         System.exit(0);
     }
 
+    /**
+     * A window's CPU time by thread group: each Java thread's (by name, its numbers left out), each group of the JVM's
+     * own threads (JIT compilers, GC, the VM thread: {@code jvm:} and their Linux names, read from /proc in ticks of
+     * 10 ms) and {@code other}: what the process spent besides (threads started and ended within the window).
+     */
+    private static final class WindowCpu {
+
+        private Map<Long, String> names;
+        private Map<Long, Long> threadsBefore;
+        private Map<String, Long> jvmBefore;
+        private long processBefore;
+        private Map<String, Long> switchesBefore;
+        /**
+         * Context switches of the process's threads in the window (from /proc; 0 where it cannot be read), less those
+         * of threads that ended within it.
+         */
+        long switches;
+
+        void start() {
+            switchesBefore = contextSwitches();
+            names = threadNames();
+            jvmBefore = jvmThreadTicks();
+            threadsBefore = ThreadTotals.cpuNanos();
+            processBefore = PROCESS.getProcessCpuTime();
+        }
+
+        /** {@code group=ns} pairs separated by commas. */
+        String end() {
+            long process = PROCESS.getProcessCpuTime() - processBefore;
+            switches = 0;
+            contextSwitches().forEach((thread, count) -> switches += count - switchesBefore.getOrDefault(thread, 0L));
+            Map<Long, Long> threadsAfter = ThreadTotals.cpuNanos();
+            Map<String, Long> jvmAfter = jvmThreadTicks();
+            names.putAll(threadNames());
+            Map<String, Long> byGroup = new TreeMap<>();
+            long listed = 0;
+            for (Map.Entry<Long, Long> thread : threadsAfter.entrySet()) {
+                long spent = thread.getValue() - threadsBefore.getOrDefault(thread.getKey(), 0L);
+                String group = names.getOrDefault(thread.getKey(), "").replaceAll("[-#]?\\d+", "").replace(' ', '_');
+                byGroup.merge(group.isEmpty() ? "unnamed" : group, spent, Long::sum);
+                listed += spent;
+            }
+            for (Map.Entry<String, Long> group : jvmAfter.entrySet()) {
+                long spent = (group.getValue() - jvmBefore.getOrDefault(group.getKey(), 0L)) * 10_000_000L;
+                byGroup.merge(group.getKey(), spent, Long::sum);
+                listed += spent;
+            }
+            byGroup.put("other", Math.max(0, process - listed));
+            StringBuilder line = new StringBuilder();
+            byGroup.forEach((group, nanos) -> line.append(line.length() == 0 ? "" : ",").append(group).append('=')
+                    .append(nanos));
+            return line.toString();
+        }
+    }
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    private static final com.sun.management.OperatingSystemMXBean PROCESS =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+    private static Map<Long, String> threadNames() {
+        Map<Long, String> names = new HashMap<>();
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            names.put(thread.getId(), thread.getName());
+        }
+        return names;
+    }
+
+    /** The context switches, voluntary and not, of each live thread of this process so far, from /proc (by thread id). */
+    private static Map<String, Long> contextSwitches() {
+        Map<String, Long> byThread = new HashMap<>();
+        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        for (java.io.File task : tasks == null ? new java.io.File[0] : tasks) {
+            try {
+                long switches = 0;
+                for (String line : java.nio.file.Files.readAllLines(task.toPath().resolve("status"))) {
+                    if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                        switches += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                    }
+                }
+                byThread.put(task.getName(), switches);
+            } catch (java.io.IOException | RuntimeException e) {
+                // the thread ended meanwhile
+            }
+        }
+        return byThread;
+    }
+
+    /** The JVM's own threads (not Java threads) by name, from Linux's /proc: the JIT compilers, the GC, the VM thread. */
+    private static final java.util.regex.Pattern JVM_THREAD =
+            java.util.regex.Pattern.compile("VM Thread|GC Thread.*|G1 .*|C[12] CompilerThre.*|VM Periodic.*|Sweeper.*");
+
+    /** CPU clock ticks (1/100 s) so far of each group of the JVM's own threads; empty where /proc cannot be read. */
+    private static Map<String, Long> jvmThreadTicks() {
+        Map<String, Long> ticks = new TreeMap<>();
+        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        for (java.io.File task : tasks == null ? new java.io.File[0] : tasks) {
+            try {
+                String stat = java.nio.file.Files.readString(task.toPath().resolve("stat"));
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                if (!JVM_THREAD.matcher(name).matches()) {
+                    continue;
+                }
+                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                long spent = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
+                ticks.merge("jvm:" + name.replaceAll("#\\d+$", "").replace(' ', '_'), spent, Long::sum);
+            } catch (java.io.IOException | RuntimeException e) {
+                // the thread ended meanwhile
+            }
+        }
+        return ticks;
+    }
+
     /** The critical section: GET then SET, not atomic, so only the lock keeps the shared counter exact. */
     private static void increment(StringRedisTemplate counter, String key) {
         long value = Long.parseLong(counter.opsForValue().get(key));
@@ -142,33 +268,44 @@ final class Workers {
     }
 
     /** The longest warm-up of a hot-key worker JVM, whatever its JIT compiler is still doing by then. */
-    static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(20);
-    /** Settled: at most this much compiling (2 %) in the latest half second. */
-    private static final long SETTLED_COMPILE_MILLIS = 10;
+    static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(60);
+    /** Settled: the JIT compiler threads' CPU time in the latest second, at most 2 % of it. */
+    private static final long SETTLED_COMPILE_MILLIS = 20;
 
     /**
-     * Waits while the worker threads warm up, at least {@code minNanos}, until the JIT compiler has settled: it spent
-     * under 2 % of the latest half second compiling (or {@link #MAX_WARM_UP_NANOS} passed). A window measured while
+     * Waits while the worker threads warm up, at least {@code minNanos}, until the JIT compiler has settled: its threads
+     * spent at most 2 % of the latest second compiling (or {@link #MAX_WARM_UP_NANOS} passed). A window measured while
      * several JVMs still compile on a small machine measures the compiler: Netty-based clients (Lettuce, Redisson) take
-     * seconds to compile their hot paths there, and a short window after a short warm-up (which left out the critical
-     * section's GET and SET) ran far slower than the same contenders kept up over a long one.
+     * many seconds to compile their hot paths there. The compiler's CPU time is read from Linux's /proc (its threads
+     * are not Java threads); elsewhere the JVM's own compilation time stands in for it, which left C2 compiling for
+     * a third of the window's CPU time on this benchmark's machine (2026-11-28): it is told late, per compilation done.
      *
      * @return how long the warm-up took, in ms
      */
     static long warmUpUntilCompiled(long minNanos) throws InterruptedException {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         long start = System.nanoTime();
-        long compiled = jit.getTotalCompilationTime();
+        long[] compiled = {compilerMillis(jit), 0, 0}; // now, half a second ago, a second ago
         while (true) {
             Thread.sleep(500);
             long now = System.nanoTime();
-            long compiledNow = jit.getTotalCompilationTime();
-            boolean settled = compiledNow - compiled <= SETTLED_COMPILE_MILLIS;
-            compiled = compiledNow;
+            compiled[2] = compiled[1];
+            compiled[1] = compiled[0];
+            compiled[0] = compilerMillis(jit);
+            boolean settled = now - start >= 1_000_000_000L && compiled[0] - compiled[2] <= SETTLED_COMPILE_MILLIS;
             if ((settled && now - start >= minNanos) || now - start >= MAX_WARM_UP_NANOS) {
                 return TimeUnit.NANOSECONDS.toMillis(now - start);
             }
         }
+    }
+
+    /** The JIT compiler threads' CPU time so far, ms, from /proc; the JVM's compilation time where it cannot be read. */
+    private static long compilerMillis(CompilationMXBean jit) {
+        Map<String, Long> ticks = jvmThreadTicks();
+        if (ticks.isEmpty()) {
+            return jit.getTotalCompilationTime();
+        }
+        return 10 * (ticks.getOrDefault("jvm:C1_CompilerThre", 0L) + ticks.getOrDefault("jvm:C2_CompilerThre", 0L));
     }
 
     /**

@@ -14,13 +14,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import io.github.redislock.test.Await;
 import io.github.redislock.test.RedisClusterProcesses;
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedisCluster;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -41,16 +42,19 @@ class ClusterFrozenMasterGrantTest {
 
     RedisClusterProcesses cluster;
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"exclusive", "fair"})
-    void aFrozenMastersRetriedReleasesDelayNoGrantOnTheHealthyMasters(String type) throws Exception {
+    @ParameterizedTest(name = "{0} on {1}")
+    @CsvSource({"exclusive, jedis", "fair, jedis", "exclusive, lettuce", "fair, lettuce"})
+    void aFrozenMastersRetriedReleasesDelayNoGrantOnTheHealthyMasters(String type, String driverName) throws Exception {
         cluster.masters().forEach(m -> m.command("CONFIG", "SET", "cluster-require-full-coverage", "no"));
         ExecutorService pool = Executors.newCachedThreadPool();
         try (RedisClients clients = new RedisClients(cluster)) {
             StringRedisTemplate redis = clients.redisTemplate();
-            RedisLockTemplate holder = clients.lockTemplate(new RedisLockTemplate(redis, RedisLockConfig.defaults()));
-            RedisLockTemplate waiter = clients.lockTemplate(new RedisLockTemplate(clients.redisTemplate(),
-                    RedisLockConfig.defaults()));
+            // Lettuce as Boot sets it up (one shared connection per client), with Jedis's 2 s timeout: each call to the
+            // frozen master, the caller's and every background retry, blocks for it
+            Supplier<StringRedisTemplate> driver = "lettuce".equals(driverName)
+                    ? () -> clients.lettuceRedisTemplate(Duration.ofSeconds(2), true) : clients::redisTemplate;
+            RedisLockTemplate holder = clients.lockTemplate(new RedisLockTemplate(driver.get(), RedisLockConfig.defaults()));
+            RedisLockTemplate waiter = clients.lockTemplate(new RedisLockTemplate(driver.get(), RedisLockConfig.defaults()));
             Set<String> lost = ConcurrentHashMap.newKeySet();
             waiter.addLockLostListener((lock, reason) -> lost.add(lock.key() + ": " + reason));
             Await.until(() -> holder.isListening() && waiter.isListening(), Duration.ofSeconds(10), "both to subscribe");
