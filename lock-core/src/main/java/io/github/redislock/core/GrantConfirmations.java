@@ -49,7 +49,8 @@ final class GrantConfirmations {
      * Holds {@code lock} for {@code owner} with {@code token} from a grant's message, on the grant's short lease counted
      * from {@code grantedAfterNanos}, and confirms it in the background with {@code confirm}, which gives it
      * {@code leaseMillis} (and the watchdog, when {@code renewing}); a confirmation that finds the lock no longer
-     * {@code owner}'s marks the holding lost. None is sent if the holding was released first.
+     * {@code owner}'s marks the holding lost, and so does one that cannot reach Redis (it is retried) once the grant has
+     * run out. None is sent if the holding was released first.
      */
     void hold(LocalLock lock, String owner, long token, long grantedAfterNanos, long leaseMillis, boolean renewing,
             Confirm confirm, Renewer renewer) {
@@ -60,7 +61,20 @@ final class GrantConfirmations {
                 return; // released (which ended the grant in Redis) before the confirmation ran
             }
             long requestStart = System.nanoTime();
-            if (confirm.confirm(lock.key, owner, leaseMillis)) {
+            boolean stillOwn;
+            try {
+                stillOwn = confirm.confirm(lock.key, owner, leaseMillis);
+            } catch (RuntimeException e) {
+                if (lock.holding == granted && lock.invalidReason() != null) {
+                    // the grant ran out meanwhile: another client may hold the lock now, so the holder is told at once,
+                    // as the watchdog tells one whose renewals cannot reach Redis, not once Redis answers again
+                    watchdog.markLost(lock, renewer, granted, "Redis could not be reached to confirm its grant before "
+                            + "the grant ran out: " + e.getMessage());
+                    return;
+                }
+                throw e; // retried in the background
+            }
+            if (stillOwn) {
                 lock.confirmed(granted, TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, renewing);
             } else {
                 watchdog.markLost(lock, renewer, granted, "its grant was gone from Redis (expired, deleted, or Redis "

@@ -43,8 +43,12 @@ final class HoldBackProxy implements AutoCloseable {
      * holds a connection back, so no request fails meanwhile; the caller destroys it.
      */
     static JedisConnectionFactory jedisFactory(String host, int port) {
+        return jedisFactory(host, port, Duration.ofSeconds(10));
+    }
+
+    private static JedisConnectionFactory jedisFactory(String host, int port, Duration readTimeout) {
         JedisClientConfiguration client = JedisClientConfiguration.builder().connectTimeout(Duration.ofSeconds(5))
-                .readTimeout(Duration.ofSeconds(10)).usePooling().build();
+                .readTimeout(readTimeout).usePooling().build();
         JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(host, port), client);
         factory.afterPropertiesSet();
         factory.start();
@@ -54,6 +58,11 @@ final class HoldBackProxy implements AutoCloseable {
     /** {@link #jedisFactory(String, int)} through this proxy. */
     JedisConnectionFactory jedisFactory() {
         return jedisFactory(host(), port());
+    }
+
+    /** A factory through this proxy whose requests fail after {@code readTimeout} while it holds them back. */
+    JedisConnectionFactory jedisFactory(Duration readTimeout) {
+        return jedisFactory(host(), port(), readTimeout);
     }
 
     String host() {
