@@ -144,6 +144,9 @@ public final class LockBenchmark {
             // a different library goes first each round, so none always runs on the coldest JVM
             List<String> order = new ArrayList<>(contenders);
             Collections.rotate(order, -(round - 1));
+            if (runs("S1") && !only.equals(Set.of("REDLOCK"))) {
+                uncontendedInTurns(order, round);
+            }
             for (String name : only.equals(Set.of("REDLOCK")) ? List.<String>of() : order) {
                 boolean family = Contender.hasLockFamily(name);
                 try (Contender one = Contender.create(name, port); Contender two = Contender.create(name, port)) {
@@ -261,6 +264,58 @@ public final class LockBenchmark {
      * this machine's round trips drift by 2x within seconds, so a floor measured apart from the lock compares two
      * moments rather than two costs.
      */
+    /** S1's ops/s with every library measured in turns with the others: the row the target "ahead of every peer" reads. */
+    static final String S1_IN_TURNS_ROW = "S1 ops/s, every library in turns";
+
+    /**
+     * S1 once more, for the ops/s only, with every library's lock+unlocks in blocks taking turns with the others' (each
+     * block after {@link #S1_BLOCK_WARM_UP} unmeasured ones): round trips on this machine drift by 2× within seconds, and
+     * S1 above measures each library minutes apart from the others, which once put two peers' p50 below our own
+     * two-EVALSHA floor measured in turns with our lock.
+     */
+    private void uncontendedInTurns(List<String> names, int round) throws Exception {
+        List<Contender> all = new ArrayList<>();
+        try {
+            for (String name : names) {
+                all.add(Contender.create(name, port));
+            }
+            List<Lock> locks = new ArrayList<>();
+            for (Contender contender : all) {
+                Lock lock = contender.lock("s1-turns:" + contender.name);
+                for (int i = 0; i < (round == 1 ? 10_000 : 2_000); i++) {
+                    lock.lock();
+                    lock.unlock();
+                }
+                locks.add(lock);
+            }
+            int perBlock = (int) (2500 * seconds) / S1_BLOCKS;
+            long[] elapsed = new long[all.size()];
+            for (int block = 0; block < S1_BLOCKS; block++) {
+                for (int turn = 0; turn < all.size(); turn++) {
+                    int c = (turn + block) % all.size(); // a different library goes first in each block
+                    Lock lock = locks.get(c);
+                    for (int i = 0; i < S1_BLOCK_WARM_UP; i++) {
+                        lock.lock();
+                        lock.unlock();
+                    }
+                    long start = System.nanoTime();
+                    for (int i = 0; i < perBlock; i++) {
+                        lock.lock();
+                        lock.unlock();
+                    }
+                    elapsed[c] += System.nanoTime() - start;
+                }
+            }
+            for (int c = 0; c < all.size(); c++) {
+                results.add(S1_IN_TURNS_ROW, all.get(c).name, perBlock * S1_BLOCKS / (elapsed[c] / 1e9));
+            }
+        } finally {
+            for (Contender contender : all) {
+                contender.close();
+            }
+        }
+    }
+
     private void uncontended(Contender contender, int round) {
         Lock lock = contender.lock("s1:" + contender.name);
         int warmup = round == 1 ? 10_000 : 2_000; // later rounds run code this JVM has compiled already
@@ -1087,6 +1142,14 @@ public final class LockBenchmark {
                   on every call of a resource-backed script, so the scripts are now read into memory once.) The
                   figures move a lot between runs on this shared 2-core machine: loopback round trips alone took
                   from about 11 µs to over 75 µs on different days.
+                - **S1 in turns.** The row "S1 ops/s, every library in turns" measures S1 once more at the start of
+                  each round, for the ops/s only: every library's lock+unlocks run in blocks taking turns with the
+                  others' (ten blocks each, a different library first in each, every block after 100 unmeasured
+                  calls), on clients all open at once. The target "ahead of every peer" reads it. The other S1 rows
+                  measure each library in its own turn of the round, minutes apart: on 2026-11-28 they put Spring
+                  Integration's two registries on Jedis at 135 and 138 µs p50, below the 171 µs of two plain EVALSHA
+                  calls measured in turns with our lock (180 µs): two round trips each, of a few µs of Redis time,
+                  that differed by the machine's drift between the turns.
                 - **S1 on the calling thread (CPU and heap rows).** On Jedis our scripts go straight to the factory's
                   shared `UnifiedJedis` client, with their keys and arguments handed over as they are. Spring Data
                   Redis's own path, which the floor rows and Spring Integration's registry take, makes a
