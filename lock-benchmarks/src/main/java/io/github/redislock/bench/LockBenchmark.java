@@ -311,7 +311,11 @@ public final class LockBenchmark {
             }
         } finally {
             for (Contender contender : all) {
-                contender.close();
+                try {
+                    contender.close();
+                } catch (Exception e) { // the others are closed all the same
+                    problems.add(contender.name + ": could not close its S1-in-turns client: " + e);
+                }
             }
         }
     }
