@@ -167,9 +167,10 @@ final class Workers {
         long switches;
 
         void start() {
-            switchesBefore = contextSwitches();
+            Tasks tasks = Tasks.read(true);
+            switchesBefore = tasks.switches();
             names = threadNames();
-            jvmBefore = jvmThreadTicks();
+            jvmBefore = tasks.jvmTicks();
             threadsBefore = ThreadTotals.cpuNanos();
             processBefore = PROCESS.getProcessCpuTime();
         }
@@ -177,10 +178,11 @@ final class Workers {
         /** {@code group=ns} pairs separated by commas. */
         String end() {
             long process = PROCESS.getProcessCpuTime() - processBefore;
+            Tasks tasks = Tasks.read(true);
             switches = 0;
-            contextSwitches().forEach((thread, count) -> switches += count - switchesBefore.getOrDefault(thread, 0L));
+            tasks.switches().forEach((thread, count) -> switches += count - switchesBefore.getOrDefault(thread, 0L));
             Map<Long, Long> threadsAfter = ThreadTotals.cpuNanos();
-            Map<String, Long> jvmAfter = jvmThreadTicks();
+            Map<String, Long> jvmAfter = tasks.jvmTicks();
             names.putAll(threadNames());
             Map<String, Long> byGroup = new TreeMap<>();
             long listed = 0;
@@ -216,49 +218,45 @@ final class Workers {
         return names;
     }
 
-    /** The context switches, voluntary and not, of each live thread of this process so far, from /proc (by thread id). */
-    private static Map<String, Long> contextSwitches() {
-        Map<String, Long> byThread = new HashMap<>();
-        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
-        for (java.io.File task : tasks == null ? new java.io.File[0] : tasks) {
-            try {
-                long switches = 0;
-                for (String line : java.nio.file.Files.readAllLines(task.toPath().resolve("status"))) {
-                    if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
-                        switches += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-                    }
-                }
-                byThread.put(task.getName(), switches);
-            } catch (java.io.IOException | RuntimeException e) {
-                // the thread ended meanwhile
-            }
-        }
-        return byThread;
-    }
-
     /** The JVM's own threads (not Java threads) by name, from Linux's /proc: the JIT compilers, the GC, the VM thread. */
     private static final java.util.regex.Pattern JVM_THREAD =
             java.util.regex.Pattern.compile("VM Thread|GC Thread.*|G1 .*|C[12] CompilerThre.*|VM Periodic.*|Sweeper.*");
 
-    /** CPU clock ticks (1/100 s) so far of each group of the JVM's own threads; empty where /proc cannot be read. */
-    private static Map<String, Long> jvmThreadTicks() {
-        Map<String, Long> ticks = new TreeMap<>();
-        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
-        for (java.io.File task : tasks == null ? new java.io.File[0] : tasks) {
-            try {
-                String stat = java.nio.file.Files.readString(task.toPath().resolve("stat"));
-                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-                if (!JVM_THREAD.matcher(name).matches()) {
-                    continue;
+    /**
+     * One read of this process's live threads in Linux's /proc (empty where it cannot be read): the CPU clock ticks
+     * (1/100 s) so far of each group of the JVM's own threads ({@code jvm:} and their name), and, when asked, the context
+     * switches, voluntary and not, of every thread so far (by thread id).
+     */
+    private record Tasks(Map<String, Long> jvmTicks, Map<String, Long> switches) {
+
+        static Tasks read(boolean withSwitches) {
+            Map<String, Long> ticks = new TreeMap<>();
+            Map<String, Long> switches = new HashMap<>();
+            java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+            for (java.io.File task : tasks == null ? new java.io.File[0] : tasks) {
+                try {
+                    String stat = java.nio.file.Files.readString(task.toPath().resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    if (JVM_THREAD.matcher(name).matches()) {
+                        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        long spent = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
+                        ticks.merge("jvm:" + name.replaceAll("#\\d+$", "").replace(' ', '_'), spent, Long::sum);
+                    }
+                    if (withSwitches) {
+                        long count = 0;
+                        for (String line : java.nio.file.Files.readAllLines(task.toPath().resolve("status"))) {
+                            if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                                count += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                            }
+                        }
+                        switches.put(task.getName(), count);
+                    }
+                } catch (java.io.IOException | RuntimeException e) {
+                    // the thread ended meanwhile
                 }
-                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                long spent = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
-                ticks.merge("jvm:" + name.replaceAll("#\\d+$", "").replace(' ', '_'), spent, Long::sum);
-            } catch (java.io.IOException | RuntimeException e) {
-                // the thread ended meanwhile
             }
+            return new Tasks(ticks, switches);
         }
-        return ticks;
     }
 
     /** The critical section: GET then SET, not atomic, so only the lock keeps the shared counter exact. */
@@ -269,12 +267,12 @@ final class Workers {
 
     /** The longest warm-up of a hot-key worker JVM, whatever its JIT compiler is still doing by then. */
     static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(60);
-    /** Settled: the JIT compiler threads' CPU time in the latest second, at most 2 % of it. */
+    /** Settled: the JIT compiler threads' CPU time in each of the latest two seconds, at most 2 % of it. */
     private static final long SETTLED_COMPILE_MILLIS = 20;
 
     /**
      * Waits while the worker threads warm up, at least {@code minNanos}, until the JIT compiler has settled: its threads
-     * spent at most 2 % of the latest second compiling (or {@link #MAX_WARM_UP_NANOS} passed). A window measured while
+     * spent at most 2 % of each of the latest two seconds compiling (or {@link #MAX_WARM_UP_NANOS} passed). A window measured while
      * several JVMs still compile on a small machine measures the compiler: Netty-based clients (Lettuce, Redisson) take
      * many seconds to compile their hot paths there. The compiler's CPU time is read from Linux's /proc (its threads
      * are not Java threads); elsewhere the JVM's own compilation time stands in for it, which left C2 compiling for
@@ -285,14 +283,15 @@ final class Workers {
     static long warmUpUntilCompiled(long minNanos) throws InterruptedException {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         long start = System.nanoTime();
-        long[] compiled = {compilerMillis(jit), 0, 0}; // now, half a second ago, a second ago
+        long[] compiled = new long[5]; // now, half a second ago, ..., two seconds ago
+        compiled[0] = compilerMillis(jit);
         while (true) {
             Thread.sleep(500);
             long now = System.nanoTime();
-            compiled[2] = compiled[1];
-            compiled[1] = compiled[0];
+            System.arraycopy(compiled, 0, compiled, 1, compiled.length - 1);
             compiled[0] = compilerMillis(jit);
-            boolean settled = now - start >= 1_000_000_000L && compiled[0] - compiled[2] <= SETTLED_COMPILE_MILLIS;
+            boolean settled = now - start >= 2_000_000_000L && compiled[0] - compiled[2] <= SETTLED_COMPILE_MILLIS
+                    && compiled[2] - compiled[4] <= SETTLED_COMPILE_MILLIS;
             if ((settled && now - start >= minNanos) || now - start >= MAX_WARM_UP_NANOS) {
                 return TimeUnit.NANOSECONDS.toMillis(now - start);
             }
@@ -301,7 +300,7 @@ final class Workers {
 
     /** The JIT compiler threads' CPU time so far, ms, from /proc; the JVM's compilation time where it cannot be read. */
     private static long compilerMillis(CompilationMXBean jit) {
-        Map<String, Long> ticks = jvmThreadTicks();
+        Map<String, Long> ticks = Tasks.read(false).jvmTicks();
         if (ticks.isEmpty()) {
             return jit.getTotalCompilationTime();
         }
