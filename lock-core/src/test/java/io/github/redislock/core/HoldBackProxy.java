@@ -13,12 +13,16 @@ import java.util.List;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * A TCP proxy in front of a test Redis whose forwarding, both ways, the test can hold back and let through again: what
  * is sent while it is held back is kept, in order, and delivered when it is let through, as a stalled network path
  * would deliver it. Used for one client's connections only (say a lock client's pub/sub connection), so one of its
- * connections can lag behind the others.
+ * connections can lag behind the others; or for all of a client's connections, of which {@link #holdBackCommands()}
+ * holds back all but its subscriptions (told by the SUBSCRIBE they sent), so that one client of any driver can stop
+ * reaching Redis while it still hears its messages.
  */
 final class HoldBackProxy implements AutoCloseable {
 
@@ -27,6 +31,8 @@ final class HoldBackProxy implements AutoCloseable {
     private final int targetPort;
     private final List<Socket> sockets = new ArrayList<>();
     private boolean heldBack;
+    /** Whether {@link #heldBack} spares the connections that subscribed. */
+    private boolean commandsOnly;
     private boolean closed;
 
     HoldBackProxy(String targetHost, int targetPort) throws IOException {
@@ -65,6 +71,18 @@ final class HoldBackProxy implements AutoCloseable {
         return jedisFactory(host(), port(), readTimeout);
     }
 
+    /**
+     * A started Lettuce connection factory through this proxy as Spring Boot sets it up (one shared native connection),
+     * whose calls fail after {@code commandTimeout} while it holds them back; the caller destroys it.
+     */
+    LettuceConnectionFactory lettuceFactory(Duration commandTimeout) {
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host(), port()),
+                LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build());
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
+    }
+
     String host() {
         return listener.getInetAddress().getHostAddress();
     }
@@ -76,6 +94,16 @@ final class HoldBackProxy implements AutoCloseable {
     /** From now on nothing is forwarded, either way, until {@link #letThrough()}. */
     synchronized void holdBack() {
         heldBack = true;
+        commandsOnly = false;
+    }
+
+    /**
+     * From now on nothing is forwarded, either way, on the connections that have not subscribed to a channel, until
+     * {@link #letThrough()}: the client's commands stall while its messages still come.
+     */
+    synchronized void holdBackCommands() {
+        heldBack = true;
+        commandsOnly = true;
     }
 
     /** Forwards what was held back, and everything after it. */
@@ -84,9 +112,23 @@ final class HoldBackProxy implements AutoCloseable {
         notifyAll();
     }
 
-    private synchronized void awaitLetThrough() throws InterruptedException {
-        while (heldBack && !closed) {
+    private synchronized void awaitLetThrough(Route route) throws InterruptedException {
+        while (heldBack && !(commandsOnly && route.subscribed) && !closed) {
             wait();
+        }
+    }
+
+    /** One client connection, both ways: whether it sent a SUBSCRIBE (of any kind) so far. */
+    private static final class Route {
+
+        volatile boolean subscribed;
+
+        /** Notes a SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE among the first {@code length} bytes the client sent. */
+        void sent(byte[] bytes, int length) {
+            if (!subscribed && new String(bytes, 0, length, java.nio.charset.StandardCharsets.ISO_8859_1)
+                    .toUpperCase(java.util.Locale.ROOT).contains("SUBSCRIBE")) {
+                subscribed = true;
+            }
         }
     }
 
@@ -101,20 +143,24 @@ final class HoldBackProxy implements AutoCloseable {
                     sockets.add(client);
                     sockets.add(server);
                 }
-                pump(client, server);
-                pump(server, client);
+                Route route = new Route();
+                pump(client, server, route, true);
+                pump(server, client, route, false);
             } catch (IOException e) {
                 return; // closed
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, Route route, boolean fromClient) {
         Thread pump = new Thread(() -> {
             byte[] buffer = new byte[16 * 1024];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
-                    awaitLetThrough();
+                    if (fromClient) {
+                        route.sent(buffer, read);
+                    }
+                    awaitLetThrough(route);
                     out.write(buffer, 0, read);
                     out.flush();
                 }
