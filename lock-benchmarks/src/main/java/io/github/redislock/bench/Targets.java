@@ -99,6 +99,11 @@ final class Targets {
             Double jedis = r.median(metric, LockBenchmark.OURS);
             row(sb, metric.substring(0, 2) + " across JVMs on Lettuce ≥ 0.8× Jedis's", lettuce, jedis,
                     lettuce != null && jedis != null ? lettuce / jedis : null, "%.2f× Jedis's", v -> v >= 0.8);
+            // not a target: with no processor idle, ops/s follows the worker JVMs' CPU per operation
+            String scenario = metric.substring(0, 2);
+            context(sb, scenario + " across JVMs: the worker JVMs' CPU per operation (calling threads, library's and driver's "
+                    + "threads), Lettuce against Jedis", workerCpu(r, scenario, LockBenchmark.OURS_LETTUCE),
+                    workerCpu(r, scenario, LockBenchmark.OURS), "%1$.2f× Jedis's (%2$.0f µs against %3$.0f µs)");
         }
         Double lettuceFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS_LETTUCE);
         Double jedisFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS);
@@ -123,6 +128,14 @@ final class Targets {
                 .append(ahead + behind.size() == 0 ? "not measured | – |\n"
                         : ahead + " of " + (ahead + behind.size()) + " rows" + (behind.isEmpty() ? "" : "; behind: "
                                 + String.join("; ", behind)) + " | " + (behind.isEmpty() ? "yes" : "**no**") + " |\n");
+    }
+
+    /** The CPU per operation of {@code driver}'s calling threads and its library's and driver's threads in S3/S7 across JVMs. */
+    private static Double workerCpu(LockBenchmark.Results r, String scenario, String driver) {
+        Double calling = r.median(scenario + " CPU µs per operation of the calling threads (4 JVMs x 4 threads, one key)", driver);
+        Double library = r.median(scenario + " CPU µs per operation of the library's and driver's threads (4 JVMs x 4 threads, "
+                + "one key)", driver);
+        return calling == null || library == null ? null : calling + library;
     }
 
     /** Ours against the best of {@code peers} on {@code metric}: the highest when {@code higherIsBetter}, else the lowest. */
