@@ -74,9 +74,11 @@ class ClusterRenewalCallsTest {
                     .map(master -> master.port() + "=" + scriptCalls(master)).toList());
             for (RedisServerProcess master : cluster.masters()) {
                 long calls = scriptCalls(master);
-                // per slot it would be about 450 calls a period; per master batch one (or two, with a resend)
+                // per slot it would be about 450 calls a period, 1,350 in three; per batch (up to 100 locks, and a
+                // batch for each moment its locks fall due, so more on a loaded machine: 24 to 32 were seen in CI) a
+                // few dozen at most
                 assertThat(calls).as("renewal calls on master %d in three renewal periods", master.port())
-                        .isBetween(1L, 30L);
+                        .isBetween(1L, 150L);
             }
             assertThat(held).allMatch(LockHandle::isHeld);
             for (LockHandle handle : held) {
