@@ -258,12 +258,6 @@ public final class LockBenchmark {
     /** Unmeasured lock+unlock (or floor) calls at the start of each block. */
     private static final int S1_BLOCK_WARM_UP = 100;
 
-    /**
-     * Uncontended lock+unlock. For our template on one Redis, the floor (two EVALSHA of {@code return 1}) and the
-     * minimal writing lock are measured on the same connection factory, in blocks taking turns with the lock's own:
-     * this machine's round trips drift by 2x within seconds, so a floor measured apart from the lock compares two
-     * moments rather than two costs.
-     */
     /** S1's ops/s with every library measured in turns with the others: the row the target "ahead of every peer" reads. */
     static final String S1_IN_TURNS_ROW = "S1 ops/s, every library in turns";
 
@@ -282,27 +276,18 @@ public final class LockBenchmark {
             List<Lock> locks = new ArrayList<>();
             for (Contender contender : all) {
                 Lock lock = contender.lock("s1-turns:" + contender.name);
-                for (int i = 0; i < (round == 1 ? 10_000 : 2_000); i++) {
-                    lock.lock();
-                    lock.unlock();
-                }
+                lockUnlock(lock, s1WarmUp(round));
                 locks.add(lock);
             }
-            int perBlock = (int) (2500 * seconds) / S1_BLOCKS;
+            int perBlock = s1PerBlock();
             long[] elapsed = new long[all.size()];
             for (int block = 0; block < S1_BLOCKS; block++) {
                 for (int turn = 0; turn < all.size(); turn++) {
                     int c = (turn + block) % all.size(); // a different library goes first in each block
                     Lock lock = locks.get(c);
-                    for (int i = 0; i < S1_BLOCK_WARM_UP; i++) {
-                        lock.lock();
-                        lock.unlock();
-                    }
+                    lockUnlock(lock, S1_BLOCK_WARM_UP);
                     long start = System.nanoTime();
-                    for (int i = 0; i < perBlock; i++) {
-                        lock.lock();
-                        lock.unlock();
-                    }
+                    lockUnlock(lock, perBlock);
                     elapsed[c] += System.nanoTime() - start;
                 }
             }
@@ -320,16 +305,36 @@ public final class LockBenchmark {
         }
     }
 
-    private void uncontended(Contender contender, int round) {
-        Lock lock = contender.lock("s1:" + contender.name);
-        int warmup = round == 1 ? 10_000 : 2_000; // later rounds run code this JVM has compiled already
-        int perBlock = (int) (2500 * seconds) / S1_BLOCKS;
-        int samples = perBlock * S1_BLOCKS;
-        Floor floor = variant.isEmpty() && contender instanceof Contender.Ours ours ? new Floor(ours.connections(), samples) : null;
-        for (int i = 0; i < warmup; i++) {
+    /** S1's unmeasured lock+unlocks before a library's first block: later rounds run code this JVM compiled already. */
+    private static int s1WarmUp(int round) {
+        return round == 1 ? 10_000 : 2_000;
+    }
+
+    /** S1's measured lock+unlocks per block: about 2,500 a second of the window, over {@link #S1_BLOCKS} blocks. */
+    private int s1PerBlock() {
+        return (int) (2500 * seconds) / S1_BLOCKS;
+    }
+
+    private static void lockUnlock(Lock lock, int times) {
+        for (int i = 0; i < times; i++) {
             lock.lock();
             lock.unlock();
         }
+    }
+
+    /**
+     * Uncontended lock+unlock. For our template on one Redis, the floor (two EVALSHA of {@code return 1}) and the
+     * minimal writing lock are measured on the same connection factory, in blocks taking turns with the lock's own:
+     * this machine's round trips drift by 2x within seconds, so a floor measured apart from the lock compares two
+     * moments rather than two costs.
+     */
+    private void uncontended(Contender contender, int round) {
+        Lock lock = contender.lock("s1:" + contender.name);
+        int warmup = s1WarmUp(round);
+        int perBlock = s1PerBlock();
+        int samples = perBlock * S1_BLOCKS;
+        Floor floor = variant.isEmpty() && contender instanceof Contender.Ours ours ? new Floor(ours.connections(), samples) : null;
+        lockUnlock(lock, warmup);
         if (floor != null) {
             floor.warmUp(warmup / 5);
         }
@@ -340,10 +345,7 @@ public final class LockBenchmark {
         long processAllocated = 0;
         long elapsed = 0;
         for (int block = 0; block < S1_BLOCKS; block++) {
-            for (int i = 0; i < S1_BLOCK_WARM_UP; i++) { // the floor's calls ran meanwhile: back to back again first
-                lock.lock();
-                lock.unlock();
-            }
+            lockUnlock(lock, S1_BLOCK_WARM_UP); // the floor's calls ran meanwhile: back to back again first
             Map<Long, Long> allocatedByThread = ThreadTotals.allocatedBytes();
             long processCpuStart = PROCESS.getProcessCpuTime();
             long cpuStart = THREADS.getCurrentThreadCpuTime();
@@ -1253,8 +1255,9 @@ public final class LockBenchmark {
                   the latest two seconds (their CPU time, from Linux's /proc), after at least one window and at most 60 s
                   (this run: {worker-warm-up}; in the windows the compilers then took at most {window-jit} µs of CPU per
                   operation; the rows "JIT compilers' CPU µs per operation in the window" give each contender's median,
-                  and a ratio of ops/s between two contenders is fair only where both are low). Until 2026-11-28 a JVM stopped when the JVM's own compilation-time figure settled for half
-                  a second, which it does while C2 still compiles, and its threads then waited on a key of their own:
+                  and a ratio of ops/s between two contenders is fair only where both are low). Until 2026-11-28 a JVM
+                  stopped when the JVM's own compilation-time figure settled for half a second, which it does while C2
+                  still compiles, and its threads then waited on a key of their own:
                   the last JVM warmed up alone, compiled the hand-over to another JVM as never taken, and compiled it
                   again in the window. The compilers then took 80 to 500 µs of CPU per operation in the window, more
                   on Lettuce and Redisson (Netty has more code to compile) than on Jedis, and that, not the drivers,
