@@ -50,7 +50,7 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * scenarios (S1 to S9, or REDLOCK for S1, S3 and S4 over 3 and 5 independent masters against Redisson's
  * RedissonRedLock; a run of some scenarios writes no report unless {@code bench.docs} is given),
  * {@code -Dbench.contenders=redis-lock-lettuce,redisson} only the named libraries (for profiling one; the same rule
- * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs, S7),
+ * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs and its floor, S7),
  * {@code -Dbench.worker-jvm-args="-XX:StartFlightRecording=filename=/tmp/jfr/"} adds options to those worker JVMs (to
  * profile them, say).
  */
@@ -176,10 +176,13 @@ public final class LockBenchmark {
                     }
                 }
                 if (runs("S3") && crossJvm) {
-                    hotKeyFourJvms(name, redis, false);
+                    hotKeyFourJvms(name, redis, "exclusive");
+                }
+                if (runs("S3") && crossJvm && (name.equals(OURS) || name.equals(OURS_LETTUCE))) {
+                    hotKeyFourJvms(name, redis, "relay"); // S3's floor on this driver, right after it
                 }
                 if (family && runs("S7") && crossJvm) {
-                    hotKeyFourJvms(name, redis, true);
+                    hotKeyFourJvms(name, redis, "fair");
                 }
             }
             if (runs("REDLOCK")) {
@@ -668,19 +671,26 @@ public final class LockBenchmark {
                 run.operations(), run.seconds(), run.scriptsPerOperation());
     }
 
+    /** S3 across JVMs' floor on our contenders' drivers ({@link TokenRelay}); {@link Targets} sets S3 against it. */
+    static final String S3_FLOOR_ROW = "S3 floor ops/s (4 JVMs x 4 threads: a token relayed by PUBLISH, no lock)";
+
     /**
-     * S3 across JVMs, or with {@code fair} S7: 4 worker JVMs x 4 threads on one key, with the library's lock or
-     * its fair lock; for S7 also the spread of how long each acquisition waited, over all 16 threads.
+     * S3 across JVMs ({@code mode} {@code exclusive}), or S7 ({@code fair}): 4 worker JVMs x 4 threads on one key, with
+     * the library's lock or its fair lock; for S7 also the spread of how long each acquisition waited, over all 16
+     * threads. With {@code relay}, S3's floor on our contender's driver: the same JVMs and threads pass a token round
+     * a ring over pub/sub ({@link TokenRelay}), with no lock.
      */
-    private void hotKeyFourJvms(String name, RedisServerProcess redis, boolean fair) throws IOException, InterruptedException {
-        String scenario = fair ? "s7" : "s3";
+    private void hotKeyFourJvms(String name, RedisServerProcess redis, String mode) throws IOException, InterruptedException {
+        boolean fair = mode.equals("fair");
+        boolean relay = mode.equals("relay");
+        String scenario = fair ? "s7" : relay ? "s3-floor" : "s3";
         String counterKey = scenario + "-counter:" + name;
         redis.command("SET", counterKey, "0");
         List<Process> processes = new ArrayList<>();
         List<BufferedReader> outputs = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             Process process = new ProcessBuilder(javaCommand("hot-key-worker", name, String.valueOf(port), "4",
-                    String.valueOf(seconds), scenario + "-4jvm:" + name, counterKey, fair ? "fair" : "exclusive"))
+                    String.valueOf(seconds), scenario + "-4jvm:" + name, counterKey, mode, String.valueOf(i), "4"))
                     .redirectErrorStream(true).start();
             processes.add(process);
             outputs.add(new BufferedReader(new InputStreamReader(process.getInputStream())));
@@ -776,7 +786,7 @@ public final class LockBenchmark {
         long library = cpuByGroup.entrySet().stream().filter(group -> !group.getKey().equals("hot-key-worker")
                 && !group.getKey().startsWith("jvm:") && !group.getKey().equals("other") && !group.getKey().startsWith("JFR")
                 && !group.getKey().equals("main")).mapToLong(Map.Entry::getValue).sum();
-        String label = fair ? "S7" : "S3";
+        String label = fair ? "S7" : relay ? "S3 floor" : "S3";
         if (total > 0) {
             results.add(label + " CPU µs per operation of the calling threads (4 JVMs x 4 threads, one key)", name,
                     calling / 1000.0 / total);
@@ -793,6 +803,10 @@ public final class LockBenchmark {
         if (counter != total) {
             problems.add(name + ": the " + scenario.toUpperCase(Locale.ROOT) + " 4-JVM counter is " + counter + " after "
                     + total + " critical sections");
+        }
+        if (relay) {
+            results.add(S3_FLOOR_ROW, name, total / seconds);
+            return;
         }
         if (!fair) {
             results.add("S3 ops/s (4 JVMs x 4 threads, one key)", name, total / seconds);
@@ -1224,6 +1238,14 @@ public final class LockBenchmark {
                   thread does. Until 2026-11-27 our Lettuce callers also spun on their replies here, taking the
                   processor from the other JVMs and from Redis (1,100 to 1,400 hand-overs a second); a caller now
                   spins only while the machine's other processes leave its JVM a processor.
+                - **S3 floor across JVMs** (our two drivers only, run right after their S3 across JVMs): the same 4
+                  worker JVMs x 4 threads, the same warm-up and the same critical section, but no lock: one token
+                  goes round a ring of the 16 threads, each hand-over one PUBLISH through Spring Data Redis to the
+                  next thread's JVM, received on a subscription set up as our template's, which unparks that thread.
+                  The ring alternates JVMs, so every hand-over crosses JVMs, as nearly every one of our lock's does
+                  here. It is what a hand-over across JVMs costs on each driver on this machine at that moment, less
+                  the lock's script in Redis and the library's code; the targets table sets S3 across JVMs against it
+                  and compares the two drivers' floors.
                 - **S4 fair.** The same hand-off with our `fairLock(key)` and Redisson's `getFairLock(key)`: the release
                   grants the lock to the head of the queue in its script and publishes the grant to the waiter's client.
                   Its floor row is the least any hand-off over pub/sub costs on this machine at that moment: one PUBLISH

@@ -105,6 +105,16 @@ final class Targets {
                     + "threads), Lettuce against Jedis", workerCpu(r, scenario, LockBenchmark.OURS_LETTUCE),
                     workerCpu(r, scenario, LockBenchmark.OURS), "%1$.2f× Jedis's (%2$.0f µs against %3$.0f µs)");
         }
+        // not a target: what the drivers allow across JVMs with no lock (a token relayed by PUBLISH), and how near S3 is
+        Double lettuceRelay = r.median(LockBenchmark.S3_FLOOR_ROW, LockBenchmark.OURS_LETTUCE);
+        Double jedisRelay = r.median(LockBenchmark.S3_FLOOR_ROW, LockBenchmark.OURS);
+        context(sb, "S3 across JVMs' floor (the same JVMs and threads relay a token by PUBLISH, no lock), Lettuce against Jedis",
+                lettuceRelay, jedisRelay, "%1$.2f× Jedis's (%2$,.0f against %3$,.0f ops/s)");
+        for (String driver : new String[] {LockBenchmark.OURS, LockBenchmark.OURS_LETTUCE}) {
+            context(sb, "S3 across JVMs against its floor (" + (driver.equals(LockBenchmark.OURS) ? "Jedis" : "Lettuce") + ")",
+                    r.median("S3 ops/s (4 JVMs x 4 threads, one key)", driver), r.median(LockBenchmark.S3_FLOOR_ROW, driver),
+                    "%1$.2f× the floor's ops/s (%3$,.0f)");
+        }
         Double lettuceFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS_LETTUCE);
         Double jedisFloorCpu = r.median("S1 floor CPU µs of every thread of the JVM (2 EVALSHA)", LockBenchmark.OURS);
         // not a target: the drivers' own cost, which bounds the runs across JVMs where no processor is idle

@@ -26,8 +26,10 @@ final class Workers {
     }
 
     /**
-     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair]}: its threads
-     * take the lock (with {@code fair} the library's fair lock) on the window's key from the start, and keep at it until
+     * {@code hot-key-worker <contender> <port> <threads> <seconds> <key> <counter key> [exclusive|fair|relay <jvm>
+     * <jvms>]}: its threads take the lock (with {@code fair} the library's fair lock; with {@code relay} no lock but the
+     * floor's token, {@link TokenRelay}, this JVM being number {@code jvm} of {@code jvms}, on our contender's
+     * connections) on the window's key from the start, and keep at it until
      * the window ends, so that every worker JVM contends with every other one until all are ready, and none runs its
      * window on code its JIT compiler compiled for a different contention (a JVM that warmed up alone at the end, its
      * peers done, compiled the hand-over to another JVM as never taken, and recompiled it in the window). It prints
@@ -45,9 +47,12 @@ final class Workers {
         String key = args[5];
         String counterKey = args[6];
         boolean fair = args.length > 7 && args[7].equals("fair");
+        boolean relayed = args.length > 7 && args[7].equals("relay");
         JedisConnectionFactory counterConnection = Contender.jedis(port);
         StringRedisTemplate counter = new StringRedisTemplate(counterConnection);
-        try (Contender contender = Contender.create(name, port)) {
+        try (Contender contender = Contender.create(name, port);
+                TokenRelay relay = relayed ? new TokenRelay(((Contender.Ours) contender).connections(), key,
+                        Integer.parseInt(args[8]), Integer.parseInt(args[9]), threads) : null) {
             AtomicLong total = new AtomicLong();
             List<long[]> waitsPerThread = new ArrayList<>();
             String warmUpCounterKey = counterKey + ":warm-up";
@@ -59,10 +64,12 @@ final class Workers {
             CountDownLatch measured = new CountDownLatch(1);
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
+                int place = t;
                 Thread worker = new Thread(() -> {
-                    Lock lock = fair ? contender.fairLock(key) : contender.lock(key);
+                    Lock lock = relay != null ? relay.lock(place) : fair ? contender.fairLock(key) : contender.lock(key);
                     String warmUpKey = key + ":warm-up:" + Thread.currentThread().getId();
-                    Lock warmUp = fair ? contender.fairLock(warmUpKey) : contender.lock(warmUpKey);
+                    Lock warmUp = relay != null ? new java.util.concurrent.locks.ReentrantLock()
+                            : fair ? contender.fairLock(warmUpKey) : contender.lock(warmUpKey);
                     for (int i = 0; i < 300; i++) { // a cold JVM would spend the window compiling
                         warmUp.lock();
                         warmUp.unlock();
@@ -77,6 +84,9 @@ final class Workers {
                         if (entered - windowEnd.get() >= 0) {
                             lock.unlock();
                             awaitQuietly(measured); // alive until the window's CPU time is read, so counted in it
+                            if (relay != null) {
+                                relay.leave(place);
+                            }
                             break;
                         }
                         // a critical section entered in the window counts, and increments the counter checked after
