@@ -45,7 +45,7 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * against one redis-server it starts itself, prints each figure with the ratio ours/peer, and writes
  * {@code docs/benchmarks.md} and {@code docs/benchmarks.svg}. Medians over several rounds.
  * <p>
- * {@code -Dbench.rounds=3} rounds, {@code -Dbench.seconds=1.5} per throughput window,
+ * {@code -Dbench.rounds=3} rounds, {@code -Dbench.seconds=1.5} per throughput window (and its warm-up),
  * {@code -Dbench.docs=docs} where the report goes (empty: none), {@code -Dbench.only=S7,S8,S9} only the named
  * scenarios (S1 to S9, or REDLOCK for S1, S3 and S4 over 3 and 5 independent masters against Redisson's
  * RedissonRedLock; a run of some scenarios writes no report unless {@code bench.docs} is given),
@@ -506,8 +506,8 @@ public final class LockBenchmark {
                 }
             };
         });
-        if (counter != null && counter[0] != run.operations() + threads) {
-            problems.add("hot key counter is " + counter[0] + " after " + (run.operations() + threads) + " critical sections");
+        if (counter != null && counter[0] != run.cycles() + threads) {
+            problems.add("hot key counter is " + counter[0] + " after " + (run.cycles() + threads) + " critical sections");
         }
         return run;
     }
@@ -520,8 +520,9 @@ public final class LockBenchmark {
     /**
      * @param scripts the scripts every client ran in Redis meanwhile (EVAL and EVALSHA calls, the library's own
      *        background work too): every library here does its locking in scripts, so this counts its round trips
+     * @param cycles every cycle the threads ran, the warm-up's too (for checks of a shared counter)
      */
-    private record Throughput(long operations, double seconds, long scripts) {
+    private record Throughput(long operations, double seconds, long scripts, long cycles) {
         double perSecond() {
             return operations / seconds;
         }
@@ -531,12 +532,18 @@ public final class LockBenchmark {
         }
     }
 
-    /** Runs {@code threads} threads that each repeat their own cycle until the window ends. */
+    /**
+     * Runs {@code threads} threads that each repeat their own cycle until the window ends. The window follows a warm-up
+     * as long as itself, in which the same threads already run the same cycles, uncounted: a window that started cold
+     * measured the JIT compiler (S9's ops/s rose 2.3× from the first to the third round of one run, 2026-11-29).
+     */
     private Throughput runCycles(int threads, java.util.function.IntFunction<Cycle> cycleOf) throws InterruptedException {
         long[] done = new long[threads];
+        long[] ran = new long[threads];
         long windowNanos = (long) (seconds * 1e9);
         CountDownLatch ready = new CountDownLatch(threads);
         CountDownLatch go = new CountDownLatch(1);
+        AtomicLong startAt = new AtomicLong();
         AtomicLong endAt = new AtomicLong();
         List<String> failures = Collections.synchronizedList(new ArrayList<>());
         List<Thread> workers = new ArrayList<>();
@@ -556,31 +563,38 @@ public final class LockBenchmark {
                     return;
                 }
                 long ops = 0;
+                long cycles = 0;
                 try {
-                    while (System.nanoTime() < endAt.get()) {
+                    for (long now = System.nanoTime(); now < endAt.get(); now = System.nanoTime()) {
                         cycle.run();
-                        ops++;
+                        cycles++;
+                        // counted when it started in the window; as a sum, not a branch, so that the warm-up compiles
+                        // the same code the window runs
+                        ops += 1 - ((now - startAt.get()) >>> 63);
                     }
                 } catch (Exception e) {
                     failures.add(e.toString());
                 }
                 done[thread] = ops;
+                ran[thread] = cycles;
             });
             workers.add(worker);
             worker.start();
         }
         ready.await();
-        long scriptsBefore = scriptCalls(redis);
-        long start = System.nanoTime();
+        long start = System.nanoTime() + windowNanos;
+        startAt.set(start);
         endAt.set(start + windowNanos);
         go.countDown();
+        TimeUnit.NANOSECONDS.sleep(start - System.nanoTime());
+        long scriptsBefore = scriptCalls(redis);
         for (Thread worker : workers) {
             worker.join();
         }
         double elapsed = (System.nanoTime() - start) / 1e9;
         long scripts = scriptCalls(redis) - scriptsBefore;
         failures.forEach(failure -> problems.add("a worker thread failed: " + failure));
-        return new Throughput(Arrays.stream(done).sum(), elapsed, scripts);
+        return new Throughput(Arrays.stream(done).sum(), elapsed, scripts, Arrays.stream(ran).sum());
     }
 
     // S7 lives in hotKeyFourJvms; S8, S9 -----------------------------------------------------------
@@ -1128,7 +1142,8 @@ public final class LockBenchmark {
                 .append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version"))
                 .append(", Redis ").append(redisVersion).append(" on loopback, ")
                 .append(Runtime.getRuntime().availableProcessors()).append(" cores, ").append(rounds).append(" rounds (medians), ")
-                .append(seconds).append(" s windows; the run took ").append(tookSeconds).append(" s.\n\n");
+                .append(seconds).append(" s windows (S2, S3 in one JVM, S8 and S9 after a warm-up as long, the same threads ")
+                .append("running the same cycles); the run took ").append(tookSeconds).append(" s.\n\n");
         md.append("Peers: Redisson ").append(org.redisson.Redisson.class.getPackage().getImplementationVersion() == null ? ""
                 : org.redisson.Redisson.class.getPackage().getImplementationVersion())
                 .append(" `RLock` (S7: `RFairLock`, S8: `RReadWriteLock`, S9: `RPermitExpirableSemaphore`); Spring Integration ")
