@@ -75,8 +75,8 @@ public final class LockBenchmark {
     }
 
     private final int port;
-    /** How long a worker JVM of S3 across JVMs or S7 may take to start and warm up (its warm-up stops at 20 s). */
-    private static final long WORKER_READY_SECONDS = 120;
+    /** How long a worker JVM of S3 across JVMs or S7 may take to start and warm up (its warm-up stops at 120 s). */
+    private static final long WORKER_READY_SECONDS = 180;
     private final int rounds = Integer.getInteger("bench.rounds", 3);
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
     private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
@@ -1289,7 +1289,7 @@ public final class LockBenchmark {
                   the window's lock, GET and SET a warm-up counter and unlock from the start, and keep at it until the
                   window starts in every worker JVM at once, so no JVM's compiled code was shaped by a contention
                   other than the window's. A JVM is ready once its JIT compiler threads used at most 2 % of each of
-                  the latest two seconds (their CPU time, from Linux's /proc), after at least one window and at most 60 s
+                  the latest two seconds (their CPU time, from Linux's /proc), after at least one window and at most 120 s
                   (this run: {worker-warm-up}; in the windows the compilers then took at most {window-jit} µs of CPU per
                   operation; the rows "JIT compilers' CPU µs per operation in the window" give each contender's median,
                   and a ratio of ops/s between two contenders is fair only where both are low). Until 2026-11-28 a JVM

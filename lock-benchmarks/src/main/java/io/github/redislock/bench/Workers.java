@@ -276,7 +276,7 @@ final class Workers {
     }
 
     /** The longest warm-up of a hot-key worker JVM, whatever its JIT compiler is still doing by then. */
-    static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(60);
+    static final long MAX_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(120);
     /** Settled: the JIT compiler threads' CPU time in each of the latest two seconds, at most 2 % of it. */
     private static final long SETTLED_COMPILE_MILLIS = 20;
 
