@@ -969,7 +969,7 @@ public final class LockBenchmark {
     private static final class PubSubFloor implements HandOffs, AutoCloseable {
 
         private final StringRedisTemplate publisher;
-        private final RedisMessageListenerContainer subscription = new RedisMessageListenerContainer();
+        private final RedisMessageListenerContainer subscription;
         private final String channel;
         private volatile boolean arrived;
         private volatile Thread waiting;
@@ -977,20 +977,13 @@ public final class LockBenchmark {
         PubSubFloor(RedisConnectionFactory holderSide, RedisConnectionFactory waiterSide, String key) {
             publisher = new StringRedisTemplate(holderSide);
             channel = "floor:" + key;
-            subscription.setConnectionFactory(waiterSide);
-            subscription.setTaskExecutor(new SyncTaskExecutor());
-            SimpleAsyncTaskExecutor subscribing = new SimpleAsyncTaskExecutor("floor-subscription-");
-            subscribing.setDaemon(true);
-            subscription.setSubscriptionExecutor(subscribing);
-            subscription.addMessageListener((message, pattern) -> {
+            subscription = subscribeAsOurs(waiterSide, "floor-subscription-", channel, (message, pattern) -> {
                 arrived = true;
                 Thread thread = waiting;
                 if (thread != null) {
                     LockSupport.unpark(thread);
                 }
-            }, new ChannelTopic(channel));
-            subscription.afterPropertiesSet();
-            subscription.start(); // returns once subscribed
+            });
         }
 
         @Override
@@ -1018,12 +1011,36 @@ public final class LockBenchmark {
 
         @Override
         public void close() {
-            subscription.stop();
-            try {
-                subscription.destroy();
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
+            unsubscribe(subscription);
+        }
+    }
+
+    /**
+     * Subscribes to {@code channel} on {@code connections} as our template does (Spring Data Redis's listener
+     * container, {@code listener} run on the subscription's own thread, named from {@code threadPrefix}); returns
+     * once subscribed.
+     */
+    static RedisMessageListenerContainer subscribeAsOurs(RedisConnectionFactory connections, String threadPrefix,
+            String channel, org.springframework.data.redis.connection.MessageListener listener) {
+        RedisMessageListenerContainer subscription = new RedisMessageListenerContainer();
+        subscription.setConnectionFactory(connections);
+        subscription.setTaskExecutor(new SyncTaskExecutor());
+        SimpleAsyncTaskExecutor subscribing = new SimpleAsyncTaskExecutor(threadPrefix);
+        subscribing.setDaemon(true);
+        subscription.setSubscriptionExecutor(subscribing);
+        subscription.addMessageListener(listener, new ChannelTopic(channel));
+        subscription.afterPropertiesSet();
+        subscription.start(); // returns once subscribed
+        return subscription;
+    }
+
+    /** Ends a subscription of {@link #subscribeAsOurs}. */
+    static void unsubscribe(RedisMessageListenerContainer subscription) {
+        subscription.stop();
+        try {
+            subscription.destroy();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.github.redislock.bench;
 
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -9,11 +10,8 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 
-import org.springframework.core.task.SimpleAsyncTaskExecutor;
-import org.springframework.core.task.SyncTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
@@ -28,7 +26,7 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 final class TokenRelay implements AutoCloseable {
 
     private final StringRedisTemplate publisher;
-    private final RedisMessageListenerContainer subscription = new RedisMessageListenerContainer();
+    private final RedisMessageListenerContainer subscription;
     private final String channel;
     private final int jvm;
     private final int jvms;
@@ -57,22 +55,16 @@ final class TokenRelay implements AutoCloseable {
         this.token = new AtomicIntegerArray(threads);
         this.waiting = new AtomicReferenceArray<>(threads);
         this.gone = new AtomicIntegerArray(threads);
-        subscription.setConnectionFactory(connections);
-        subscription.setTaskExecutor(new SyncTaskExecutor());
-        SimpleAsyncTaskExecutor subscribing = new SimpleAsyncTaskExecutor("relay-subscription-");
-        subscribing.setDaemon(true);
-        subscription.setSubscriptionExecutor(subscribing);
-        subscription.addMessageListener((message, pattern) -> {
-            int thread = Integer.parseInt(new String(message.getBody(), java.nio.charset.StandardCharsets.US_ASCII));
-            token.set(thread, 1);
-            forwardIfGone(thread);
-            Thread parked = waiting.get(thread);
-            if (parked != null) {
-                LockSupport.unpark(parked);
-            }
-        }, new ChannelTopic(channel + jvm));
-        subscription.afterPropertiesSet();
-        subscription.start(); // returns once subscribed
+        this.subscription = LockBenchmark.subscribeAsOurs(connections, "relay-subscription-", channel + jvm,
+                (message, pattern) -> {
+                    int thread = Integer.parseInt(new String(message.getBody(), StandardCharsets.US_ASCII));
+                    token.set(thread, 1);
+                    forwardIfGone(thread);
+                    Thread parked = waiting.get(thread);
+                    if (parked != null) {
+                        LockSupport.unpark(parked);
+                    }
+                });
         if (jvm == 0) {
             token.set(0, 1);
         }
@@ -158,7 +150,7 @@ final class TokenRelay implements AutoCloseable {
      */
     @Override
     public void close() throws InterruptedException {
-        subscription.stop();
+        subscription.stop(); // no message arrives after this
         forwarding.shutdown();
         forwarding.awaitTermination(10, TimeUnit.SECONDS);
         for (int thread = 0; thread < threads; thread++) {
@@ -166,10 +158,6 @@ final class TokenRelay implements AutoCloseable {
                 pass(thread);
             }
         }
-        try {
-            subscription.destroy();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        LockBenchmark.unsubscribe(subscription);
     }
 }
