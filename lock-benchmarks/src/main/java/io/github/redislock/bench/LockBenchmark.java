@@ -50,7 +50,8 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * scenarios (S1 to S9, or REDLOCK for S1, S3 and S4 over 3 and 5 independent masters against Redisson's
  * RedissonRedLock; a run of some scenarios writes no report unless {@code bench.docs} is given),
  * {@code -Dbench.contenders=redis-lock-lettuce,redisson} only the named libraries (for profiling one; the same rule
- * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs and its floor, S7),
+ * for the report), {@code -Dbench.cross-jvm=false} leaves out the scenarios with worker JVMs (S3 across JVMs and its
+ * floor, S7),
  * {@code -Dbench.worker-jvm-args="-XX:StartFlightRecording=filename=/tmp/jfr/"} adds options to those worker JVMs (to
  * profile them, say).
  */
@@ -75,8 +76,8 @@ public final class LockBenchmark {
     }
 
     private final int port;
-    /** How long a worker JVM of S3 across JVMs or S7 may take to start and warm up (its warm-up stops at 120 s). */
-    private static final long WORKER_READY_SECONDS = 180;
+    /** How long a worker JVM of S3 across JVMs or S7 may take to start and warm up: its longest warm-up and a minute. */
+    private static final long WORKER_READY_SECONDS = TimeUnit.NANOSECONDS.toSeconds(Workers.MAX_WARM_UP_NANOS) + 60;
     private final int rounds = Integer.getInteger("bench.rounds", 3);
     private final double seconds = Double.parseDouble(System.getProperty("bench.seconds", "1.5"));
     private final Set<String> only = scenarios(System.getProperty("bench.only", ""));
@@ -1306,7 +1307,7 @@ public final class LockBenchmark {
                   the window's lock, GET and SET a warm-up counter and unlock from the start, and keep at it until the
                   window starts in every worker JVM at once, so no JVM's compiled code was shaped by a contention
                   other than the window's. A JVM is ready once its JIT compiler threads used at most 2 % of each of
-                  the latest two seconds (their CPU time, from Linux's /proc), after at least one window and at most 120 s
+                  the latest two seconds (their CPU time, from Linux's /proc), after at least one window and at most {max-warm-up} s
                   (this run: {worker-warm-up}; in the windows the compilers then took at most {window-jit} µs of CPU per
                   operation; the rows "JIT compilers' CPU µs per operation in the window" give each contender's median,
                   and a ratio of ops/s between two contenders is fair only where both are low). Until 2026-11-28 a JVM
@@ -1339,7 +1340,8 @@ public final class LockBenchmark {
                 - Spring Integration 7.1 first tries `DELEX`, a Redis 8 command, to unlock; on this Redis 7.0 the
                   first unlock of each registry fails over to a Lua script (logged once), with no lasting cost.
                 - The machine has 2 cores; the worker JVMs of the cross-JVM scenario share them with Redis.
-                """.replace("{window-jit}", String.format(Locale.ROOT, "%.0f", windowCompilerMicros))
+                """.replace("{max-warm-up}", Long.toString(TimeUnit.NANOSECONDS.toSeconds(Workers.MAX_WARM_UP_NANOS)))
+                .replace("{window-jit}", String.format(Locale.ROOT, "%.0f", windowCompilerMicros))
                 .replace("{worker-warm-up}", workerWarmUpMillis[1] == 0 ? "no worker JVM ran"
                         : String.format(Locale.ROOT, "%.1f to %.1f s", workerWarmUpMillis[0] / 1000.0,
                                 workerWarmUpMillis[1] / 1000.0)));

@@ -42,7 +42,7 @@ final class TokenRelay implements AutoCloseable {
         thread.setDaemon(true);
         return thread;
     });
-    /** Whether a hand-over reached another JVM: every JVM of the ring subscribed by then. */
+    /** Whether a hand-over of this JVM's reached a subscriber: the ring had formed by then. */
     private volatile boolean running;
 
     /** Joins the ring as JVM {@code jvm} of {@code jvms}, with {@code threads} threads; JVM 0's thread 0 starts with the token. */
