@@ -11,6 +11,7 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.Response;
 
 /**
@@ -37,10 +38,7 @@ final class JedisClusterPipeline {
     static Object[] run(RedisConnectionFactory factory, byte[] sha1, List<byte[][]> keys, List<byte[][]> args, int slot) {
         Object[] replies = new Object[keys.size()];
         try (RedisConnection connection = factory.getConnection()) {
-            if (!(connection.getNativeConnection() instanceof JedisCluster cluster)) {
-                throw new IllegalStateException("not a JedisCluster: " + connection.getNativeConnection());
-            }
-            try (Connection node = cluster.getConnectionFromSlot(slot)) {
+            try (Connection node = connectionFromSlot(connection.getNativeConnection(), slot)) {
                 Pipeline pipeline = new Pipeline(node, false);
                 List<Response<Object>> responses = new ArrayList<>(keys.size());
                 for (int i = 0; i < keys.size(); i++) {
@@ -61,5 +59,19 @@ final class JedisClusterPipeline {
             Arrays.fill(replies, failure);
         }
         return replies;
+    }
+
+    /**
+     * A pooled connection to the master serving {@code slot}, from the factory's native client: a
+     * {@link RedisClusterClient} (Spring Data Redis 4's default with Jedis 7) or a {@link JedisCluster}.
+     */
+    private static Connection connectionFromSlot(Object client, int slot) {
+        if (client instanceof RedisClusterClient cluster) {
+            return cluster.getConnectionFromSlot(slot);
+        }
+        if (client instanceof JedisCluster cluster) {
+            return cluster.getConnectionFromSlot(slot);
+        }
+        throw new IllegalStateException("Not a Jedis Cluster client: " + client.getClass().getName());
     }
 }

@@ -96,12 +96,13 @@ final class LettuceScriptCalls {
     }
 
     /**
-     * Runs a script once per entry, every call sent before any reply is awaited: on a Cluster connection, the calls
-     * to one master go out pipelined on its node connection (EVAL for one that Redis answers NOSCRIPT).
+     * Runs EVALSHA once per entry, every call sent before any reply is awaited: on a Cluster connection, the calls
+     * to one master go out pipelined on its node connection.
      *
-     * @return per call its reply ({@code byte[]}), or the exception it failed with, translated as {@link #run} does
+     * @return per call its reply ({@code byte[]}), or the exception it failed with (NOSCRIPT too, for the caller to load
+     *         the script and send the calls again), translated as {@link #run} does
      */
-    Object[] runAll(byte[] sha1, byte[] script, List<byte[][]> keys, List<byte[][]> args) {
+    Object[] runAll(byte[] sha1, List<byte[][]> keys, List<byte[][]> args) {
         Object[] out = new Object[keys.size()];
         Shared shared;
         try {
@@ -118,15 +119,7 @@ final class LettuceScriptCalls {
             try {
                 out[i] = replies.await(sent.get(i), shared.timeoutMillis, false);
             } catch (RuntimeException e) {
-                if (!ScriptRunner.isNoScript(e)) {
-                    out[i] = translate(e);
-                    continue;
-                }
-                try {
-                    out[i] = run(sha1, script, false, keys.get(i), args.get(i));
-                } catch (RuntimeException again) {
-                    out[i] = again;
-                }
+                out[i] = translate(e);
             }
         }
         return out;

@@ -1,6 +1,7 @@
 package io.github.redislock.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -144,34 +145,64 @@ final class ScriptRunner {
     /**
      * Runs a script that answers with a string once per entry of {@code keys} and {@code args}, every call with keys of
      * one hash slot, all served by one Cluster master as far as {@code slot} (the first call's) tells: pipelined where
-     * {@link #pipelinesScriptCalls()}; a call the pipeline could not run (a redirection after a failover or a
-     * resharding, NOSCRIPT) is sent again alone, routed by the driver.
+     * {@link #pipelinesScriptCalls()}. When that master lacks the script (it restarted, failed over, or its scripts
+     * were flushed) and refuses the calls with NOSCRIPT, one of them loads it and the rest go out in one pipeline
+     * again; a call the pipeline still could not run (a redirection after a failover or a resharding) is sent again
+     * alone, routed by the driver.
      *
      * @return per call its reply, or the exception it failed with
      */
     Object[] runAllForText(RedisScript<String> script, List<byte[][]> keys, List<byte[][]> args, int slot) {
         Prepared prepared = prepared(script);
-        Object[] replies;
-        if (lettuce != null) {
-            replies = lettuce.runAll(prepared.sha1Bytes(), prepared.text(), keys, args);
-        } else if (pipelinesScriptCalls()) {
-            replies = JedisClusterPipeline.run(redis.getRequiredConnectionFactory(), bytes(prepared.sha1()), keys, args, slot);
-        } else {
-            replies = new Object[keys.size()];
+        Object[] replies = pipelined(prepared, keys, args, slot);
+        List<Integer> noScript = new ArrayList<>();
+        for (int i = 0; i < replies.length; i++) {
+            if (replies[i] instanceof RuntimeException e && isNoScript(e)) {
+                noScript.add(i);
+            }
+        }
+        if (noScript.size() > 1) {
+            int loading = noScript.get(0);
+            replies[loading] = alone(script, keys.get(loading), args.get(loading)); // EVAL loads it on that master
+            List<Integer> again = noScript.subList(1, noScript.size());
+            Object[] sentAgain = pipelined(prepared, again.stream().map(keys::get).toList(),
+                    again.stream().map(args::get).toList(), slot);
+            for (int j = 0; j < sentAgain.length; j++) {
+                replies[again.get(j)] = sentAgain[j];
+            }
         }
         for (int i = 0; i < replies.length; i++) {
             if (replies[i] == null || (replies[i] instanceof RuntimeException e && !isNodeDown(e))) {
-                try {
-                    Object reply = evalSha(script, ReturnType.VALUE, keys.get(i), args.get(i));
-                    replies[i] = reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : reply;
-                } catch (RuntimeException e) {
-                    replies[i] = e;
-                }
+                replies[i] = alone(script, keys.get(i), args.get(i));
             } else if (replies[i] instanceof byte[] text) {
                 replies[i] = new String(text, StandardCharsets.UTF_8);
             }
         }
         return replies;
+    }
+
+    /**
+     * Each call's reply or failure from one pipeline, where {@link #pipelinesScriptCalls()}; else every entry
+     * {@code null} (not sent).
+     */
+    private Object[] pipelined(Prepared prepared, List<byte[][]> keys, List<byte[][]> args, int slot) {
+        if (lettuce != null) {
+            return lettuce.runAll(prepared.sha1Bytes(), keys, args);
+        }
+        if (pipelinesScriptCalls()) {
+            return JedisClusterPipeline.run(redis.getRequiredConnectionFactory(), bytes(prepared.sha1()), keys, args, slot);
+        }
+        return new Object[keys.size()];
+    }
+
+    /** One call of {@link #runAllForText} sent on its own: its reply as a string, or the exception it failed with. */
+    private Object alone(RedisScript<String> script, byte[][] keys, byte[][] args) {
+        try {
+            Object reply = evalSha(script, ReturnType.VALUE, keys, args);
+            return reply instanceof byte[] text ? new String(text, StandardCharsets.UTF_8) : reply;
+        } catch (RuntimeException e) {
+            return e;
+        }
     }
 
     /** Whether a pipelined call failed because its node could not be reached in time: not worth sending again now. */
