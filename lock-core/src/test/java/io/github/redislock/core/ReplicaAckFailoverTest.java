@@ -14,11 +14,15 @@ import java.util.concurrent.TimeUnit;
 import io.github.redislock.test.RedisSentinelProcesses;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * {@code redis-lock.replica-ack} across a real Sentinel failover (a deployment of its own: the master is killed):
- * permits handed from one thread to another of the same client while the replica was cut off are not counted again
- * by the promoted replica, so no more permits than the limit are held after the failover.
+ * {@code redis-lock.replica-ack} across a real Sentinel failover (a deployment of its own per test: the master is
+ * killed): permits handed from one thread to another of the same client while the replica was cut off are not counted
+ * again by the promoted replica, so no more permits than the limit are held after the failover; and a lock a release
+ * hands to a waiting client (the fair lock's hand-over) or frees for it (the exclusive lock) while the replica is cut
+ * off is never held by that client, so the promoted replica, which never saw it, gives it to another client alone.
  */
 class ReplicaAckFailoverTest {
 
@@ -93,6 +97,84 @@ class ReplicaAckFailoverTest {
                     + (another.isHeld() ? 1 : 0);
             assertThat(held).as("permits held at once (handed over in the client before the failover: %s)",
                     handedOver != null).isLessThanOrEqualTo(limit);
+        }
+    }
+
+    /**
+     * Client A holds the lock (acknowledged), client B waits for it; the replica is cut off and A releases. B's grant
+     * (the fair lock's hand-over) or its own acquisition (the exclusive lock) reaches the master only: its WAIT finds no
+     * replica, so B must not hold the lock: it is taken back, and B's acquisition fails once its wait time is over,
+     * saying why. The master dies, the replica is promoted with A's stale holding (released
+     * on the master only, so it lasts A's lease), and client C takes the lock there. B must hold nothing while C does.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = LockType.class, names = {"EXCLUSIVE", "FAIR"})
+    void aLockGrantedWhileTheReplicaWasCutOffIsNotHeldWhenThePromotedReplicaGivesItToAnother(LockType type)
+            throws Exception {
+        String key = "ack:grant:" + type;
+        try (RedisSentinelProcesses deployment = RedisSentinelProcesses.start();
+                RedisClients clients = new RedisClients(deployment)) {
+            RedisLockConfig acknowledged = RedisLockConfig.defaults().withReplicaAck(1, Duration.ofMillis(100))
+                    .withWatchdogLease(Duration.ofSeconds(2));
+            RedisLock holder = lock(clients.lockTemplate(acknowledged), type, key);
+            RedisLockTemplate waiterClient = clients.lockTemplate(acknowledged);
+            RedisLock waiter = lock(waiterClient, type, key);
+            RedisLockTemplate afterFailover = clients.lockTemplate(); // the promoted replica has no replica
+            ExecutorService first = thread();
+            LockHandle held = on(first, () -> holder.acquire(LockOptions.waitFor(Duration.ofSeconds(10))));
+            CompletableFuture<Object> waited = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.tryAcquire(LockOptions.waitFor(Duration.ofSeconds(3))).<Object>map(h -> h)
+                            .orElse("not acquired");
+                } catch (RuntimeException refused) {
+                    return refused;
+                }
+            }, thread());
+            String queue = "redis-lock:{" + key + "}" + (type == LockType.FAIR ? ":queue" : ":waiters");
+            awaitMember(deployment, queue, waiterClient.clientId());
+            deployment.replica().pause();
+            deployment.master().command("CLIENT", "KILL", "TYPE", "replica");
+            on(first, () -> {
+                held.release();
+                return null;
+            });
+            Object outcome = waited.get(30, TimeUnit.SECONDS);
+            assertThat(outcome).as("the waiter's outcome with the replica cut off")
+                    .isInstanceOf(LockNotAcquiredException.class);
+            assertThat(((Exception) outcome).getMessage()).as("why").contains("acknowledged by 0 of 1 replica")
+                    .contains("redis-lock.replica-ack");
+
+            deployment.master().kill();
+            deployment.replica().resume();
+            awaitFailover(deployment);
+            LockHandle another = null;
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (another == null && System.nanoTime() < end) {
+                try { // A's stale holding on the promoted replica lasts its lease
+                    another = lock(afterFailover, type, key).tryAcquire(LockOptions.waitFor(Duration.ofMillis(500)))
+                            .orElse(null);
+                } catch (LockNotAcquiredException failingOver) {
+                    // the sentinels' new master is not known to the client yet
+                }
+            }
+            assertThat(another).as("another client took the lock on the promoted replica").isNotNull();
+            assertThat(another.isHeld()).isTrue();
+            assertThat(deployment.replica().command("GET", "redis-lock:{" + key + "}"))
+                    .as("the promoted replica's holder").startsWith(afterFailover.clientId());
+            another.release();
+        }
+    }
+
+    private static RedisLock lock(RedisLockTemplate locks, LockType type, String key) {
+        return type == LockType.FAIR ? locks.fairLock(key) : locks.lock(key);
+    }
+
+    private static void awaitMember(RedisSentinelProcesses deployment, String sortedSet, String clientId)
+            throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!String.valueOf(deployment.master().command("ZRANGE", sortedSet, "0", "-1")).contains(clientId)) {
+            assertThat(System.nanoTime()).as("a client waits in %s", sortedSet).isLessThan(end);
+            Thread.sleep(10);
         }
     }
 
