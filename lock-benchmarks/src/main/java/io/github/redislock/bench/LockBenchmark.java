@@ -344,6 +344,7 @@ public final class LockBenchmark {
         }
         long[] micros = new long[samples];
         long cpu = 0;
+        long userCpu = 0;
         long allocated = 0;
         long processCpu = 0;
         long processAllocated = 0;
@@ -353,6 +354,7 @@ public final class LockBenchmark {
             Map<Long, Long> allocatedByThread = ThreadTotals.allocatedBytes();
             long processCpuStart = PROCESS.getProcessCpuTime();
             long cpuStart = THREADS.getCurrentThreadCpuTime();
+            long userCpuStart = THREADS.getCurrentThreadUserTime();
             long allocatedStart = THREADS.getCurrentThreadAllocatedBytes();
             long start = System.nanoTime();
             for (int i = block * perBlock; i < (block + 1) * perBlock; i++) {
@@ -363,6 +365,7 @@ public final class LockBenchmark {
             }
             elapsed += System.nanoTime() - start;
             cpu += THREADS.getCurrentThreadCpuTime() - cpuStart;
+            userCpu += THREADS.getCurrentThreadUserTime() - userCpuStart;
             allocated += THREADS.getCurrentThreadAllocatedBytes() - allocatedStart;
             processCpu += PROCESS.getProcessCpuTime() - processCpuStart;
             processAllocated += ThreadTotals.since(allocatedByThread, ThreadTotals.allocatedBytes());
@@ -374,6 +377,10 @@ public final class LockBenchmark {
         // what a lock+unlock costs the calling thread: unlike the times, this hardly depends on what else the machine
         // runs (the client's I/O threads, Lettuce's and Redisson's event loops, are not counted)
         results.add("S1" + variant + " calling thread's CPU µs per lock+unlock", contender.name, cpu / 1000.0 / samples);
+        // of which in the kernel: the system calls (socket writes and reads, futex waits and wakes, yields); the OS
+        // splits a thread's CPU time between user and kernel mode by its 10 ms ticks, a few per cent over a round
+        results.add("S1" + variant + " calling thread's CPU in the kernel µs per lock+unlock", contender.name,
+                Math.max(0, cpu - userCpu) / 1000.0 / samples);
         results.add("S1" + variant + " calling thread's heap bytes allocated per lock+unlock", contender.name,
                 allocated / (double) samples);
         // every thread of the JVM: also what a library hands to other threads (an event loop writing the call and
@@ -1215,7 +1222,9 @@ public final class LockBenchmark {
                   lock+unlock. On Lettuce the CPU row is the spin (below): it spends the calling thread's CPU while
                   the reply is on its way, so it stays above a peer that parks; with the spin off (a busy machine),
                   runs on 2026-11-27 put it at 27 to 38 µs, beside 24 to 30 µs for Spring Integration's spin lock
-                  measured in turn with it.
+                  measured in turn with it. The "in the kernel" row is the part of that CPU the thread spent in system
+                  calls (socket writes and reads, futex waits and wakes, yields): the thread's CPU time less its user
+                  time, which the OS splits by its 10 ms ticks, so a few per cent either way over a round.
                 - **S1 on every thread of the JVM (the "every thread" rows).** The calling thread's rows leave out
                   what a library hands to other threads: Lettuce's and Redisson's event loops write each call and read
                   its reply, and Spring Integration's registry runs each unlock's Redis call on a thread pool and waits

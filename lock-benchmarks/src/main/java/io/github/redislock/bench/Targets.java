@@ -67,6 +67,7 @@ final class Targets {
             // not a target: what the driver itself costs the calling thread for the two round trips of a lock+unlock
             context(sb, "S1 calling thread's CPU against two plain EVALSHA calls through Spring Data Redis" + on, callingCpu,
                     callingFloor, "%1$.2f× the floor (%3$.1f µs)");
+            kernelShare(sb, r, driver, peers, on);
             bestPeerRow(sb, r, driver, "S1 calling thread's heap bytes allocated per lock+unlock", peers, false,
                     "S1 calling thread's heap per lock+unlock at or below the leanest peer's" + on);
             bestPeerRow(sb, r, driver, "S1 CPU µs of every thread of the JVM per lock+unlock", peers, false,
@@ -163,6 +164,34 @@ final class Targets {
         }
         row(sb, target, ours, best, ours != null && best != null ? ours / best : null, "%.2f× " + bestPeer,
                 v -> higherIsBetter ? v >= 1.0 : v <= 1.0);
+    }
+
+    /**
+     * Not a target: the calling thread's CPU per lock+unlock split into the kernel's (system calls) and the rest (Java
+     * code), ours and the peer with the least CPU on that thread, so that a miss shows which of the two it is in.
+     */
+    private static void kernelShare(StringBuilder sb, LockBenchmark.Results r, String driver, String[] peers, String on) {
+        String total = "S1 calling thread's CPU µs per lock+unlock";
+        String kernel = "S1 calling thread's CPU in the kernel µs per lock+unlock";
+        String leanest = null;
+        for (String peer : peers) {
+            Double theirs = r.median(total, peer);
+            if (theirs != null && (leanest == null || theirs < r.median(total, leanest))) {
+                leanest = peer;
+            }
+        }
+        Double ours = r.median(total, driver);
+        Double oursKernel = r.median(kernel, driver);
+        Double theirs = leanest == null ? null : r.median(total, leanest);
+        Double theirsKernel = leanest == null ? null : r.median(kernel, leanest);
+        sb.append("| (context) S1 calling thread's CPU per lock+unlock in the kernel and outside it").append(on)
+                .append(" | ");
+        if (ours == null || oursKernel == null || theirs == null || theirsKernel == null) {
+            sb.append("not measured | – |\n");
+            return;
+        }
+        sb.append(String.format(Locale.ROOT, "ours %.1f µs in the kernel, %.1f µs outside; %s %.1f and %.1f µs | – |\n",
+                oursKernel, ours - oursKernel, leanest, theirsKernel, theirs - theirsKernel));
     }
 
     private static void ratioRow(StringBuilder sb, LockBenchmark.Results r, String metric, String peer, String target,
