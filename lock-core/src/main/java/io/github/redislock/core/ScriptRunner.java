@@ -161,8 +161,9 @@ final class ScriptRunner {
                 noScript.add(i);
             }
         }
+        int loading = -1;
         if (noScript.size() > 1) {
-            int loading = noScript.get(0);
+            loading = noScript.get(0);
             replies[loading] = alone(script, keys.get(loading), args.get(loading)); // EVAL loads it on that master
             List<Integer> again = noScript.subList(1, noScript.size());
             Object[] sentAgain = pipelined(prepared, again.stream().map(keys::get).toList(),
@@ -172,8 +173,8 @@ final class ScriptRunner {
             }
         }
         for (int i = 0; i < replies.length; i++) {
-            if (replies[i] == null || (replies[i] instanceof RuntimeException e && !isNodeDown(e))) {
-                replies[i] = alone(script, keys.get(i), args.get(i));
+            if (replies[i] == null || (i != loading && replies[i] instanceof RuntimeException e && !isNodeDown(e))) {
+                replies[i] = alone(script, keys.get(i), args.get(i)); // the loading call was sent alone already
             } else if (replies[i] instanceof byte[] text) {
                 replies[i] = new String(text, StandardCharsets.UTF_8);
             }

@@ -63,9 +63,10 @@ class ClusterScriptPipelineTest {
             calls.master.command("SCRIPT", "FLUSH");
             connections.set(0);
             calls.runAndCheck();
-            // one pipeline refused, the call that loads the script, one pipeline of the rest
+            // one pipeline refused, the call that loads the script, one pipeline of the rest (3); one each when sent
+            // alone (a look-up of the Cluster's topology in the background may take one more meanwhile)
             assertThat(connections.get()).as("connections taken to send %d calls refused with NOSCRIPT again", CALLS)
-                    .isLessThanOrEqualTo(3);
+                    .isLessThanOrEqualTo(10);
         } finally {
             factory.destroy();
         }
