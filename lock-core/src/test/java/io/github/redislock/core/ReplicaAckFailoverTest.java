@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import io.github.redislock.test.RedisSentinelProcesses;
 import org.junit.jupiter.api.AfterEach;
@@ -79,19 +81,8 @@ class ReplicaAckFailoverTest {
             });
             PermitHandle handedOver = waiting.get(30, TimeUnit.SECONDS);
 
-            deployment.master().kill();
-            deployment.replica().resume();
-            awaitFailover(deployment);
-            PermitHandle another = null;
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (another == null && System.nanoTime() < end) {
-                try {
-                    another = afterFailover.semaphore(KEY, limit).tryAcquire(LockOptions.waitFor(Duration.ofMillis(500))
-                            .withLease(Duration.ofSeconds(30))).orElse(null);
-                } catch (LockNotAcquiredException failingOver) {
-                    // the sentinels' new master is not known to the client yet
-                }
-            }
+            PermitHandle another = failOverThenAcquire(deployment, () -> afterFailover.semaphore(KEY, limit)
+                    .tryAcquire(LockOptions.waitFor(Duration.ofMillis(500)).withLease(Duration.ofSeconds(30))));
             assertThat(another).as("another client got a permit on the promoted replica").isNotNull();
             int held = (longLease.isHeld() ? 1 : 0) + (handedOver != null && handedOver.isHeld() ? 1 : 0)
                     + (another.isHeld() ? 1 : 0);
@@ -144,25 +135,38 @@ class ReplicaAckFailoverTest {
             assertThat(((Exception) outcome).getMessage()).as("why").contains("acknowledged by 0 of 1 replica")
                     .contains("redis-lock.replica-ack");
 
-            deployment.master().kill();
-            deployment.replica().resume();
-            awaitFailover(deployment);
-            LockHandle another = null;
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (another == null && System.nanoTime() < end) {
-                try { // A's stale holding on the promoted replica lasts its lease
-                    another = lock(afterFailover, type, key).tryAcquire(LockOptions.waitFor(Duration.ofMillis(500)))
-                            .orElse(null);
-                } catch (LockNotAcquiredException failingOver) {
-                    // the sentinels' new master is not known to the client yet
-                }
-            }
+            // A's stale holding on the promoted replica lasts its lease
+            LockHandle another = failOverThenAcquire(deployment,
+                    () -> lock(afterFailover, type, key).tryAcquire(LockOptions.waitFor(Duration.ofMillis(500))));
             assertThat(another).as("another client took the lock on the promoted replica").isNotNull();
             assertThat(another.isHeld()).isTrue();
             assertThat(deployment.replica().command("GET", "redis-lock:{" + key + "}"))
                     .as("the promoted replica's holder").startsWith(afterFailover.clientId());
             another.release();
         }
+    }
+
+    /**
+     * Kills the master, lets the replica run again and waits until the sentinels promote it; then asks {@code attempt}
+     * again (for at most 30 s) until it acquires, and returns what it acquired, or {@code null}.
+     */
+    private static <T> T failOverThenAcquire(RedisSentinelProcesses deployment, Supplier<Optional<T>> attempt)
+            throws InterruptedException {
+        deployment.master().kill();
+        deployment.replica().resume();
+        awaitFailover(deployment);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < end) {
+            try {
+                Optional<T> acquired = attempt.get();
+                if (acquired.isPresent()) {
+                    return acquired.get();
+                }
+            } catch (LockNotAcquiredException failingOver) {
+                // the sentinels' new master is not known to the client yet
+            }
+        }
+        return null;
     }
 
     private static RedisLock lock(RedisLockTemplate locks, LockType type, String key) {
