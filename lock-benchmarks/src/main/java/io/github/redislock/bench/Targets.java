@@ -153,6 +153,14 @@ final class Targets {
     private static void bestPeerRow(StringBuilder sb, LockBenchmark.Results r, String driver, String metric, String[] peers,
             boolean higherIsBetter, String target) {
         Double ours = r.median(metric, driver);
+        String bestPeer = bestPeer(r, metric, peers, higherIsBetter);
+        Double best = bestPeer == null ? null : r.median(metric, bestPeer);
+        row(sb, target, ours, best, ours != null && best != null ? ours / best : null, "%.2f× " + bestPeer,
+                v -> higherIsBetter ? v >= 1.0 : v <= 1.0);
+    }
+
+    /** The peer with the highest ({@code higherIsBetter}) or lowest median of {@code metric}; {@code null}: none measured. */
+    private static String bestPeer(LockBenchmark.Results r, String metric, String[] peers, boolean higherIsBetter) {
         Double best = null;
         String bestPeer = null;
         for (String peer : peers) {
@@ -162,8 +170,7 @@ final class Targets {
                 bestPeer = peer;
             }
         }
-        row(sb, target, ours, best, ours != null && best != null ? ours / best : null, "%.2f× " + bestPeer,
-                v -> higherIsBetter ? v >= 1.0 : v <= 1.0);
+        return bestPeer;
     }
 
     /**
@@ -173,13 +180,7 @@ final class Targets {
     private static void kernelShare(StringBuilder sb, LockBenchmark.Results r, String driver, String[] peers, String on) {
         String total = "S1 calling thread's CPU µs per lock+unlock";
         String kernel = "S1 calling thread's CPU in the kernel µs per lock+unlock";
-        String leanest = null;
-        for (String peer : peers) {
-            Double theirs = r.median(total, peer);
-            if (theirs != null && (leanest == null || theirs < r.median(total, leanest))) {
-                leanest = peer;
-            }
-        }
+        String leanest = bestPeer(r, total, peers, false);
         Double ours = r.median(total, driver);
         Double oursKernel = r.median(kernel, driver);
         Double theirs = leanest == null ? null : r.median(total, leanest);

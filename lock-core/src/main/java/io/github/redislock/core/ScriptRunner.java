@@ -191,7 +191,7 @@ final class ScriptRunner {
             return lettuce.runAll(prepared.sha1Bytes(), keys, args);
         }
         if (pipelinesScriptCalls()) {
-            return JedisClusterPipeline.run(redis.getRequiredConnectionFactory(), bytes(prepared.sha1()), keys, args, slot);
+            return JedisClusterPipeline.run(redis.getRequiredConnectionFactory(), prepared.sha1Bytes(), keys, args, slot);
         }
         return new Object[keys.size()];
     }
