@@ -759,6 +759,7 @@ public final class LockBenchmark {
             }
         }
         long total = 0;
+        long busiest = 0; // the most operations one worker JVM made: 1/4 of them all when the lock serves each alike
         List<Long> waits = new ArrayList<>();
         Map<String, Long> cpuByGroup = new TreeMap<>();
         long switches = 0;
@@ -789,15 +790,18 @@ public final class LockBenchmark {
                 problems.add(name + ": a hot-key worker JVM reported nothing (exit " + process.exitValue() + ")");
                 continue;
             }
-            total += Long.parseLong(last.substring(4).trim());
+            long ops = Long.parseLong(last.substring(4).trim());
+            total += ops;
+            busiest = Math.max(busiest, ops);
         }
         long scripts = scriptCalls(redis) - scriptsBefore;
         long operations = Math.max(1, total);
         StringBuilder cpu = new StringBuilder();
         cpuByGroup.forEach((group, nanos) -> cpu.append(nanos < operations * 500L ? "" : String.format(Locale.ROOT,
                 " %s %.1f", group, nanos / 1000.0 / operations)));
-        System.out.printf(Locale.ROOT, "%s %s: %,d operations, %.1f context switches each; worker JVMs' CPU µs per "
-                + "operation: total %.1f;%s%n", scenario.toUpperCase(Locale.ROOT), name, total, switches / (double) operations,
+        System.out.printf(Locale.ROOT, "%s %s: %,d operations (%.0f %% in the busiest JVM), %.1f context switches each; "
+                + "worker JVMs' CPU µs per operation: total %.1f;%s%n", scenario.toUpperCase(Locale.ROOT), name, total,
+                100.0 * busiest / operations, switches / (double) operations,
                 cpuByGroup.values().stream().mapToLong(Long::longValue).sum() / 1000.0 / operations, cpu);
         // where the worker JVMs' CPU went: the threads calling the lock (and the critical section's GET and SET, the
         // same Jedis calls for every contender), the library's and its driver's own threads (event loops, subscribers,
@@ -816,6 +820,11 @@ public final class LockBenchmark {
                     name, library / 1000.0 / total);
             results.add(label + " context switches per operation (4 JVMs x 4 threads, one key)", name,
                     switches / (double) total);
+            if (!relay) { // the relay's ring alternates JVMs: a quarter each by construction
+                // throughput bought by keeping the lock in one JVM shows here: 25 % is an even spread, 100 % one JVM
+                results.add(label + " busiest JVM's share of the operations % (4 JVMs x 4 threads, one key)", name,
+                        100.0 * busiest / total);
+            }
             // not the library's cost: a window whose JVMs still compiled measured the compiler too, so it shows per window
             results.add(label + " JIT compilers' CPU µs per operation in the window (4 JVMs x 4 threads, one key)", name,
                     compiler / 1000.0 / total);
@@ -1220,10 +1229,9 @@ public final class LockBenchmark {
                   `close()` throws and catches an exception when no transaction is open, and Jedis's own `evalsha`
                   copies every argument; until 2026-11-27 ours took that path too and allocated about 7.5 KB per
                   lock+unlock. On Lettuce the CPU row is the spin (below): it spends the calling thread's CPU while
-                  the reply is on its way, so it stays above a peer that parks; with the spin off (a busy machine),
-                  runs on 2026-11-27 put it at 27 to 38 µs, beside 24 to 30 µs for Spring Integration's spin lock
-                  measured in turn with it. The "in the kernel" row is the part of that CPU the thread spent in system
-                  calls (socket writes and reads, futex waits and wakes, yields): the thread's CPU time less its user
+                  the reply is on its way, so it stays above a peer that parks (the S1 on Lettuce item below sets it
+                  against a build that parks). The "in the kernel" row is the part of that CPU the thread spent in
+                  system calls (socket writes and reads, futex waits and wakes, yields): the thread's CPU time less its user
                   time, which the OS splits by its 10 ms ticks, so a few per cent either way over a round.
                 - **S1 on every thread of the JVM (the "every thread" rows).** The calling thread's rows leave out
                   what a library hands to other threads: Lettuce's and Redisson's event loops write each call and read
@@ -1241,7 +1249,16 @@ public final class LockBenchmark {
                   reply's way short: faster than the Lettuce floor, often faster than Jedis, whose caller sleeps in
                   the kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
                   Until 2026-11-26 the spin was at most 100 µs: on this machine 3-10 % of the replies came later, and
-                  S1 on Lettuce was 1.0-1.4× Redisson's.
+                  S1 on Lettuce was 1.0-1.4× Redisson's. On 2026-11-29 a build that spun only for a hand-off (a
+                  waiter's attempt after it slept on a held lock) and parked on every other reply ran S1 in turns
+                  with this one, two pairs of one-round S1-only runs: parked, the calling thread's CPU was 32 µs per
+                  lock+unlock (0.44-0.63× every peer's) and every thread of the JVM's 179-189 µs (0.54-0.77×), but
+                  ops/s in turns fell to 0.83-0.86× Spring Integration's registries and 0.94-1.15× Redisson's, and
+                  p50 to 1.12-1.16× the two-EVALSHA floor; spinning, 134-161 µs on the calling thread (2.1-2.8×),
+                  240-293 µs for the whole JVM (0.83-1.09×), ops/s in turns 1.39-1.87× every peer's and p50
+                  0.71-0.82× the floor. Three pairs of S7-only runs across JVMs (our Lettuce row only) did not tell
+                  the two apart (2,191-3,117 against 2,374-2,621 ops/s). So on Lettuce the CPU target and the ops/s targets
+                  cannot both be met by how the reply is awaited: the spin meets the ops/s ones.
                 - **Netty's transport.** Lettuce and Redisson run on Netty, which uses Java NIO unless Netty's native
                   epoll transport (`netty-transport-native-epoll`, classifier `linux-x86_64`) is on the class path;
                   Lettuce then takes it by itself, Redisson when `Config.setTransportMode(TransportMode.EPOLL)` says so.
@@ -1261,7 +1278,9 @@ public final class LockBenchmark {
                   which shows in its S4 hand-off). Spring Integration's registries can beat ours here: a thread of the
                   releasing JVM, queued in the registry's local lock, retakes the Redis lock before other JVMs' waiters
                   hear of the release, so the lock stays in one JVM in bursts (fast, and unfair across JVMs). Ours
-                  gives the lock to a waiting client of another JVM within 2 ms of its turn starting.
+                  gives the lock to a waiting client of another JVM within 2 ms of its turn starting. The row
+                  "busiest JVM's share of the operations" shows what the ops/s cost in fairness: each of the 4 JVMs
+                  runs the same threads, so 25 % is an even spread and 100 % one JVM taking every turn.
                   On Lettuce every script call is written by the connection's event loop thread and its reply
                   completed there, so a caller that parks pays two thread hand-offs per call on top of the round trip
                   (the S1 floor rows show the same for two plain EVALSHA calls). Every processor is busy here (4 JVMs

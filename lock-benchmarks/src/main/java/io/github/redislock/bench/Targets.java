@@ -121,13 +121,22 @@ final class Targets {
         // not a target: the drivers' own cost, which bounds the runs across JVMs where no processor is idle
         context(sb, "CPU of two plain EVALSHA calls through Spring Data Redis, every thread of the JVM, Lettuce against Jedis",
                 lettuceFloorCpu, jedisFloorCpu, "%1$.2f× Jedis's (%2$.0f µs against %3$.0f µs)");
+        // not a target: what a lead in S3 across JVMs costs in fairness (25 % is an even spread over the 4 JVMs)
+        String share = "S3 busiest JVM's share of the operations % (4 JVMs x 4 threads, one key)";
+        for (String peer : new String[] {"si-spin", "si-pubsub"}) {
+            context(sb, "S3 across JVMs, the busiest JVM's share of the operations, ours against " + peer + " (Jedis)",
+                    r.median(share, LockBenchmark.OURS), r.median(share, peer), "%2$.0f %% against %3$.0f %%");
+        }
         int ahead = 0;
         java.util.List<String> behind = new java.util.ArrayList<>();
         for (String metric : r.metrics()) {
             Double lettuce = r.median(metric, LockBenchmark.OURS_LETTUCE);
             Double redisson = r.median(metric, "redisson");
-            if (lettuce == null || redisson == null || metric.contains("retained") || metric.contains("JIT")) {
-                continue; // "retained" is noise around 0 for both; the JIT compilers' work tells how warm a window was
+            if (lettuce == null || redisson == null || metric.contains("retained") || metric.contains("JIT")
+                    || metric.contains("busiest JVM")) {
+                // "retained" is noise around 0 for both; the JIT compilers' work tells how warm a window was; the
+                // busiest JVM's share tells how evenly the lock went round, a percentage point either way around 25 %
+                continue;
             }
             if (metric.contains("ops/s") ? lettuce >= redisson : lettuce <= redisson) {
                 ahead++;
