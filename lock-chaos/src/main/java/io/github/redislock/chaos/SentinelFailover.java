@@ -444,21 +444,10 @@ final class SentinelFailover {
         return false;
     }
 
-    /** Waits until the sentinels name the replica (the only one they can promote) as the master. */
+    /** Waits until the sentinels name the replica (the only one they can promote) as the master; ms since the kill. */
     private static long awaitFailover(RedisSentinelProcesses deployment, long killedAt) {
-        long end = killedAt + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < end) {
-            try {
-                if (deployment.currentMasterPort() == deployment.replica().port()
-                        && deployment.replica().command("ROLE").startsWith("master")) {
-                    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-                }
-            } catch (RuntimeException notYet) {
-                // a sentinel busy failing over
-            }
-            sleep(20);
-        }
-        throw new IllegalStateException("the sentinels did not promote the replica within 30 s");
+        deployment.awaitPromoted(java.time.Duration.ofNanos(killedAt + TimeUnit.SECONDS.toNanos(30) - System.nanoTime()));
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
     }
 
     /** A lock client reaching the master through the sentinels, with Jedis. */

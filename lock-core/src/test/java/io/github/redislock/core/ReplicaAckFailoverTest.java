@@ -154,7 +154,7 @@ class ReplicaAckFailoverTest {
             throws InterruptedException {
         deployment.master().kill();
         deployment.replica().resume();
-        awaitFailover(deployment);
+        deployment.awaitPromoted(Duration.ofSeconds(30));
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < end) {
             try {
@@ -191,20 +191,4 @@ class ReplicaAckFailoverTest {
         }
     }
 
-    /** Waits until the sentinels name the replica, now a master, as the master. */
-    private static void awaitFailover(RedisSentinelProcesses deployment) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try {
-                if (deployment.currentMasterPort() == deployment.replica().port()
-                        && deployment.replica().command("ROLE").startsWith("master")) {
-                    return;
-                }
-            } catch (RuntimeException notYet) {
-                // a sentinel busy failing over
-            }
-            assertThat(System.nanoTime()).as("the sentinels promote the replica").isLessThan(end);
-            Thread.sleep(20);
-        }
-    }
 }

@@ -62,6 +62,28 @@ public final class RedisSentinelProcesses implements AutoCloseable {
     }
 
     /**
+     * Waits until the first sentinel names the replica (the only one the sentinels can promote) as the master and the
+     * replica answers {@code ROLE} as a master, after the master was killed or paused; fails with
+     * {@link IllegalStateException} after {@code timeout}. A client follows whichever sentinel announces the new master
+     * first, so a test that asks a sentinel after its client failed over must wait for that sentinel too.
+     */
+    public void awaitPromoted(java.time.Duration timeout) {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() - end < 0) {
+            try {
+                if (currentMasterPort() == replica.port() && replica.command("ROLE").startsWith("master")) {
+                    return;
+                }
+            } catch (RuntimeException notYet) {
+                // a sentinel busy failing over
+            }
+            sleep(20);
+        }
+        throw new IllegalStateException("the sentinels did not promote the replica (port " + replica.port() + ") within "
+                + timeout.toMillis() + " ms");
+    }
+
+    /**
      * Waits (up to 20 s) until the replica is linked to its master: after the deployment starts, or after the replica
      * was paused and resumed.
      */
