@@ -123,19 +123,30 @@ final class Targets {
                 lettuceFloorCpu, jedisFloorCpu, "%1$.2f× Jedis's (%2$.0f µs against %3$.0f µs)");
         // not a target: what a lead in S3 across JVMs costs in fairness (25 % is an even spread over the 4 JVMs)
         String share = "S3 busiest JVM's share of the operations % (4 JVMs x 4 threads, one key)";
+        String acrossJvms = "S3 hand-overs to another JVM % (4 JVMs x 4 threads, one key)";
+        String handOver = "S3 hand-over p50 µs, an unlock call to the next entry (4 JVMs x 4 threads, one key)";
         for (String peer : new String[] {"si-spin", "si-pubsub"}) {
             context(sb, "S3 across JVMs, the busiest JVM's share of the operations, ours against " + peer + " (Jedis)",
                     r.median(share, LockBenchmark.OURS), r.median(share, peer), "%2$.0f %% against %3$.0f %%");
+            context(sb, "S3 across JVMs, hand-overs to another JVM, ours against " + peer + " (Jedis)",
+                    r.median(acrossJvms, LockBenchmark.OURS), r.median(acrossJvms, peer), "%2$.1f %% against %3$.1f %%");
+            context(sb, "S3 across JVMs, the hand-over's p50 (an unlock call to the next entry), ours against " + peer
+                    + " (Jedis)", r.median(handOver, LockBenchmark.OURS), r.median(handOver, peer),
+                    "%1$.2f× (%2$.0f µs against %3$.0f µs)");
         }
+        context(sb, "S3 across JVMs, the hand-over's p50 against its floor's (a token relayed by PUBLISH, Jedis)",
+                r.median(handOver, LockBenchmark.OURS), r.median("S3 floor" + handOver.substring(2), LockBenchmark.OURS),
+                "%1$.2f× (%2$.0f µs against %3$.0f µs)");
         int ahead = 0;
         java.util.List<String> behind = new java.util.ArrayList<>();
         for (String metric : r.metrics()) {
             Double lettuce = r.median(metric, LockBenchmark.OURS_LETTUCE);
             Double redisson = r.median(metric, "redisson");
             if (lettuce == null || redisson == null || metric.contains("retained") || metric.contains("JIT")
-                    || metric.contains("busiest JVM")) {
+                    || metric.contains("busiest JVM") || metric.contains("hand-over")) {
                 // "retained" is noise around 0 for both; the JIT compilers' work tells how warm a window was; the
-                // busiest JVM's share tells how evenly the lock went round, a percentage point either way around 25 %
+                // busiest JVM's share tells how evenly the lock went round, a percentage point either way around 25 %;
+                // a hand-over within a JVM and one to another JVM are different work, and the rows say which it was
                 continue;
             }
             if (metric.contains("ops/s") ? lettuce >= redisson : lettuce <= redisson) {

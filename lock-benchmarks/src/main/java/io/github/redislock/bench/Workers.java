@@ -55,6 +55,7 @@ final class Workers {
                         Integer.parseInt(args[8]), Integer.parseInt(args[9]), threads) : null) {
             AtomicLong total = new AtomicLong();
             List<long[]> waitsPerThread = new ArrayList<>();
+            List<long[]> spansPerThread = new ArrayList<>();
             String warmUpCounterKey = counterKey + ":warm-up";
             counter.opsForValue().set(warmUpCounterKey, "0");
             // set by the main thread when the window starts; till then a day away (System.nanoTime() has no set origin)
@@ -76,6 +77,9 @@ final class Workers {
                     }
                     long ops = 0;
                     long[] waits = new long[1 << 14]; // recorded with or without fair: no branch either
+                    // each critical section's entry and the moment it calls unlock (System.nanoTime(), one clock for
+                    // every JVM of the host): the controller takes the hand-overs' gaps from them
+                    long[] spans = new long[2 << 14];
                     String[] counters = {counterKey, warmUpCounterKey};
                     while (true) {
                         long asked = System.nanoTime();
@@ -94,17 +98,23 @@ final class Workers {
                         // taken when the window starts would have it compiled again, in the window
                         int warmingUp = (int) ((entered - windowStart.get()) >>> 63);
                         waits[(int) ops] = entered - asked;
+                        spans[2 * (int) ops] = entered;
                         try {
                             increment(counter, counters[warmingUp]);
                         } finally {
+                            spans[2 * (int) ops + 1] = System.nanoTime();
                             lock.unlock();
                         }
                         ops += 1 - warmingUp;
                         if (ops == waits.length) {
                             waits = Arrays.copyOf(waits, waits.length * 2);
+                            spans = Arrays.copyOf(spans, spans.length * 2);
                         }
                     }
                     total.addAndGet(ops);
+                    synchronized (spansPerThread) {
+                        spansPerThread.add(Arrays.copyOf(spans, 2 * (int) ops));
+                    }
                     if (fair) {
                         synchronized (waitsPerThread) {
                             waitsPerThread.add(Arrays.copyOf(waits, (int) ops));
@@ -143,6 +153,13 @@ final class Workers {
             System.out.println("ops " + total.get());
             System.out.println("cpu " + spent);
             System.out.println("switches " + cpu.switches);
+            StringBuilder spanLine = new StringBuilder("spans");
+            for (long[] spans : spansPerThread) {
+                for (long nanos : spans) {
+                    spanLine.append(' ').append(nanos);
+                }
+            }
+            System.out.println(spanLine);
             if (fair) {
                 StringBuilder line = new StringBuilder("waits");
                 for (long[] waits : waitsPerThread) {
