@@ -1426,9 +1426,15 @@ public final class LockBenchmark {
                   `acquire()` takes a permit with no lease, held until released, so a holder that crashes keeps it
                   for good (its leased form, `acquire(leaseTime, unit)`, has no watchdog: the caller extends it with
                   `updateLeaseTime`); ours are leased, renewed by the watchdog while held, and come back when a crashed
-                  holder's lease ends. Redis is the bottleneck here: ours makes one script call per permit taken and
-                  given back (a release hands the permit to the next waiting thread in its script), with about 20
-                  commands inside it.
+                  holder's lease ends. Ours makes one script call per permit taken and given back (a release hands the
+                  permit to the next waiting thread in its script), with about 20 commands inside it. Its rounds are
+                  bimodal: in S9-only runs on 2026-11-29 (a quiet machine, on OpenJDK 17 and Temurin 25 alike) a window
+                  ran at one of two steady rates throughout, about 11,000 or 23,000 ops/s, while Redisson's rose from
+                  round to round as it warmed up. Redis was not the bottleneck: its time per script call stayed at 22 µs
+                  in both, and its set of holders held all 4 permits whenever sampled, so no permit lay unused; in the
+                  slow windows the JVM spent less CPU per operation, so each hand-over waited longer for its thread to
+                  run. One round ran with 2 script calls per operation, its releases waking this client by PUBLISH.
+                  The cause is not found yet; the row gives the median of the rounds.
                 - **S6.** Heap per held lock includes the caller's `Lock` object; "retained" counts the live objects of
                   the library's own classes after every lock is released (a class histogram after a full GC). Each
                   library runs in a worker JVM of its own, all at once; taking 100,000 locks there outlasts a third of
