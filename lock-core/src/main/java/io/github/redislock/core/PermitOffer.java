@@ -157,16 +157,26 @@ final class PermitOffer {
 
     /**
      * No release claims it any more. Returns whether permits may have been handed over that the caller must
-     * return; a release under way returns what it hands over itself, so this does not wait for it, unless the
-     * waiter {@code holds} permits under the offer's holder id: its own acquire found the hand-over already in
-     * Redis and kept it, so whatever the release hands over is what the waiter holds, and its release returns it.
+     * return; a release under way returns what it hands over itself, so a waiter that gave up does not wait for it.
+     * A waiter that {@code holds} permits under the offer's holder id, taken by its own acquire while a release had the
+     * offer claimed, waits here until that release settles: the hand-over then ran in Redis while the waiter held its
+     * permits (and was declined, the holder id having permits already) or before its acquire (which found it and kept
+     * it), never after the waiter released them. Returned at once, the waiter could release before the hand-over
+     * script ran, and the hand-over would give its finished acquisition permits that no thread holds or renews, lost
+     * to every client until their lease ends.
      */
     boolean close(boolean holds) {
         lock.lock();
         try {
             closed = true;
+            if (claimed && holds) {
+                while (claimed) { // the release's script call ends, at the latest, with the driver's command timeout
+                    changed.awaitUninterruptibly();
+                }
+                return false;
+            }
             if (claimed) {
-                withdrawn = !holds;
+                withdrawn = true;
                 return false;
             }
             return token > 0 || uncertain;

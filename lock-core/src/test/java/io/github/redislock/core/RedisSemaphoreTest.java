@@ -57,6 +57,30 @@ class RedisSemaphoreTest {
         });
     }
 
+    /**
+     * Many threads of one client cycling on few permits (the benchmark's S9): each release hands its permit to the next
+     * queued thread, threads arrive and become first in line while releases run. Once every thread has released, no
+     * permit may stay held in Redis: a permit left there under an acquisition no thread holds is lost to every client
+     * until its lease ends (30 s with the watchdog).
+     */
+    @Test
+    void manyThreadsCyclingOnFewPermitsLeaveNoPermitHeldOnceAllReleased() {
+        RedisSemaphore[] semaphores = new RedisSemaphore[16];
+        for (int t = 0; t < semaphores.length; t++) {
+            semaphores[t] = first.semaphore(key, 4);
+        }
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Concurrently.run(16, 300, thread -> {
+                try (PermitHandle permit = semaphores[thread].acquire(WAIT_30S)) {
+                    assertThat(permit.isHeld()).isTrue();
+                }
+            });
+            assertThat(redis.opsForZSet().range("redis-lock:{" + key + "}:semaphore:holders", 0, -1))
+                    .as("permits held in Redis after every thread released (attempt %d)", attempt).isEmpty();
+            assertThat(first.semaphore(key, 4).availablePermits()).isEqualTo(4);
+        }
+    }
+
     @Test
     void twelveThreadsOverThreeClientsNeverHoldMoreThanThreePermitsAtOnceAndReachThree() throws Exception {
         RedisLockTemplate third = clients.lockTemplate();

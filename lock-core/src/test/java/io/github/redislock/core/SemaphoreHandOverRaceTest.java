@@ -23,9 +23,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * A semaphore waiter whose own acquire reaches Redis just after a release by another thread of its client handed it
- * permits (so the acquire finds them and keeps them) holds them: the release, whose reply comes back after the waiter
- * closed its offer, must not take them back as if the waiter had given up. The interleaving is forced with
- * {@link SemaphorePermits}' test hooks.
+ * permits (so the acquire finds them and keeps them) holds them: the release, whose reply comes back late (the waiter's
+ * acquire waits for it before it returns), must not take them back as if the waiter had given up. The interleaving is
+ * forced with {@link SemaphorePermits}' test hooks.
  */
 @WithRedis
 class SemaphoreHandOverRaceTest {
@@ -49,7 +49,6 @@ class SemaphoreHandOverRaceTest {
 
             CountDownLatch waiterAboutToAcquire = new CountDownLatch(1);
             CountDownLatch handedOverInRedis = new CountDownLatch(1);
-            CountDownLatch waiterDone = new CountDownLatch(1);
             AtomicBoolean once = new AtomicBoolean();
             permits.beforeAcquireScript = () -> {
                 if (once.compareAndSet(false, true)) { // the waiter's first look: it passed its offer, not claimed yet
@@ -59,7 +58,7 @@ class SemaphoreHandOverRaceTest {
             };
             permits.afterHandOverScript = () -> {
                 handedOverInRedis.countDown(); // the permit is the waiter's in Redis; its reply is "late"
-                await(waiterDone);
+                sleep(300);
             };
 
             CompletableFuture<Optional<PermitHandle>> waiter = CompletableFuture.supplyAsync(
@@ -69,7 +68,6 @@ class SemaphoreHandOverRaceTest {
             CompletableFuture<Void> release = CompletableFuture.runAsync(held::release, holderThread); // hands the permit over
             Optional<PermitHandle> got = waiter.get(30, TimeUnit.SECONDS);
             assertThat(got).as("the waiter's acquire found the hand-over and kept it").isPresent();
-            waiterDone.countDown();
             release.get(30, TimeUnit.SECONDS);
 
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
@@ -91,6 +89,15 @@ class SemaphoreHandOverRaceTest {
         Field field = RedisLockTemplate.class.getDeclaredField("semaphores");
         field.setAccessible(true);
         return (SemaphorePermits) field.get(locks);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private static void await(CountDownLatch latch) {
