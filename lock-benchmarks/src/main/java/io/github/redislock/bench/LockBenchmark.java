@@ -1427,14 +1427,16 @@ public final class LockBenchmark {
                   for good (its leased form, `acquire(leaseTime, unit)`, has no watchdog: the caller extends it with
                   `updateLeaseTime`); ours are leased, renewed by the watchdog while held, and come back when a crashed
                   holder's lease ends. Ours makes one script call per permit taken and given back (a release hands the
-                  permit to the next waiting thread in its script), with about 20 commands inside it. Its rounds are
-                  bimodal: in S9-only runs on 2026-11-29 (a quiet machine, on OpenJDK 17 and Temurin 25 alike) a window
-                  ran at one of two steady rates throughout, about 11,000 or 23,000 ops/s, while Redisson's rose from
-                  round to round as it warmed up. Redis was not the bottleneck: its time per script call stayed at 22 µs
-                  in both, and its set of holders held all 4 permits whenever sampled, so no permit lay unused; in the
-                  slow windows the JVM spent less CPU per operation, so each hand-over waited longer for its thread to
-                  run. One round ran with 2 script calls per operation, its releases waking this client by PUBLISH.
-                  The cause is not found yet; the row gives the median of the rounds.
+                  permit to the next waiting thread in its script), with about 20 commands inside it. Until
+                  2026-11-29 its rounds were bimodal: a window ran at one of two steady rates throughout, about 11,000
+                  or 23,000 ops/s, on OpenJDK 17 and Temurin 25 alike. Redis's time per script call was the same in
+                  both (22 µs), but in the slow windows its set of holders kept 2 or 3 of the 4 permits under
+                  acquisitions that had ended: a thread first in line took its permit with its own acquire while
+                  another thread's release was handing it one, and released it before the hand-over reached Redis,
+                  which then gave the finished acquisition a permit nobody held or renewed, lost until its lease ended
+                  (30 s). That was a bug of the semaphore, now fixed: the thread's acquire returns once that release
+                  has settled, and `RedisSemaphoreTest` checks that 16 threads cycling on 4 permits leave none held.
+                  Five S9-only rounds after the fix ran 29,000-38,000 operations per window, none near the slow rate.
                 - **S6.** Heap per held lock includes the caller's `Lock` object; "retained" counts the live objects of
                   the library's own classes after every lock is released (a class histogram after a full GC). Each
                   library runs in a worker JVM of its own, all at once; taking 100,000 locks there outlasts a third of
