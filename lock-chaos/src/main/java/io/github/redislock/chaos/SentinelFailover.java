@@ -446,7 +446,7 @@ final class SentinelFailover {
 
     /** Waits until the sentinels name the replica (the only one they can promote) as the master; ms since the kill. */
     private static long awaitFailover(RedisSentinelProcesses deployment, long killedAt) {
-        deployment.awaitPromoted(java.time.Duration.ofNanos(killedAt + TimeUnit.SECONDS.toNanos(30) - System.nanoTime()));
+        deployment.awaitPromoted(Duration.ofNanos(killedAt + TimeUnit.SECONDS.toNanos(30) - System.nanoTime()));
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
     }
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -67,7 +68,7 @@ public final class RedisSentinelProcesses implements AutoCloseable {
      * {@link IllegalStateException} after {@code timeout}. A client follows whichever sentinel announces the new master
      * first, so a test that asks a sentinel after its client failed over must wait for that sentinel too.
      */
-    public void awaitPromoted(java.time.Duration timeout) {
+    public void awaitPromoted(Duration timeout) {
         long end = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() - end < 0) {
             try {
