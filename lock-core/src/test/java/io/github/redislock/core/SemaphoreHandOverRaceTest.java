@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
@@ -58,7 +59,7 @@ class SemaphoreHandOverRaceTest {
             };
             permits.afterHandOverScript = () -> {
                 handedOverInRedis.countDown(); // the permit is the waiter's in Redis; its reply is "late"
-                sleep(300);
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300));
             };
 
             CompletableFuture<Optional<PermitHandle>> waiter = CompletableFuture.supplyAsync(
@@ -89,15 +90,6 @@ class SemaphoreHandOverRaceTest {
         Field field = RedisLockTemplate.class.getDeclaredField("semaphores");
         field.setAccessible(true);
         return (SemaphorePermits) field.get(locks);
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 
     private static void await(CountDownLatch latch) {
