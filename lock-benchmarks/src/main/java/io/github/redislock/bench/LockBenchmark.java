@@ -735,6 +735,16 @@ public final class LockBenchmark {
                 at.apply(90), at.apply(99), gaps.get(gaps.size() - 1) / 1000);
     }
 
+    /** The median hand-over row of {@code label} (S3, S3 floor, S7) across JVMs; {@link Targets} reads it too. */
+    static String handOverRow(String label) {
+        return label + " hand-over p50 µs, an unlock call to the next entry (4 JVMs x 4 threads, one key)";
+    }
+
+    /** The row of {@code label} (S3, S7) giving the share of hand-overs to another JVM; {@link Targets} reads it too. */
+    static String toAnotherJvmRow(String label) {
+        return label + " hand-overs to another JVM % (4 JVMs x 4 threads, one key)";
+    }
+
     /** S3 across JVMs' floor on our contenders' drivers ({@link TokenRelay}); {@link Targets} sets S3 against it. */
     static final String S3_FLOOR_ROW = "S3 floor ops/s (4 JVMs x 4 threads: a token relayed by PUBLISH, no lock)";
 
@@ -872,12 +882,11 @@ public final class LockBenchmark {
                     switches / (double) total);
             if (handOvers != null) {
                 // how long the lock stood free between holders: its release, the news of it and the next holder's wake-up
-                results.add(label + " hand-over p50 µs, an unlock call to the next entry (4 JVMs x 4 threads, one key)",
-                        name, handOvers[1]);
+                results.add(handOverRow(label), name, handOvers[1]);
             }
             if (handOvers != null && !relay) { // the relay's ring hands every turn to another JVM by construction
                 // a library that keeps the lock in one JVM hands it over in memory or on one connection's turn: cheaper
-                results.add(label + " hand-overs to another JVM % (4 JVMs x 4 threads, one key)", name, handOvers[0]);
+                results.add(toAnotherJvmRow(label), name, handOvers[0]);
             }
             if (!relay) { // the relay's ring alternates JVMs: a quarter each by construction
                 // throughput bought by keeping the lock in one JVM shows here: 25 % is an even spread, 100 % one JVM

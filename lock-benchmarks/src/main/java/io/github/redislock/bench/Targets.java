@@ -123,8 +123,8 @@ final class Targets {
                 lettuceFloorCpu, jedisFloorCpu, "%1$.2f× Jedis's (%2$.0f µs against %3$.0f µs)");
         // not a target: what a lead in S3 across JVMs costs in fairness (25 % is an even spread over the 4 JVMs)
         String share = "S3 busiest JVM's share of the operations % (4 JVMs x 4 threads, one key)";
-        String acrossJvms = "S3 hand-overs to another JVM % (4 JVMs x 4 threads, one key)";
-        String handOver = "S3 hand-over p50 µs, an unlock call to the next entry (4 JVMs x 4 threads, one key)";
+        String acrossJvms = LockBenchmark.toAnotherJvmRow("S3");
+        String handOver = LockBenchmark.handOverRow("S3");
         for (String peer : new String[] {"si-spin", "si-pubsub"}) {
             context(sb, "S3 across JVMs, the busiest JVM's share of the operations, ours against " + peer + " (Jedis)",
                     r.median(share, LockBenchmark.OURS), r.median(share, peer), "%2$.0f %% against %3$.0f %%");
@@ -135,7 +135,7 @@ final class Targets {
                     "%1$.2f× (%2$.0f µs against %3$.0f µs)");
         }
         context(sb, "S3 across JVMs, the hand-over's p50 against its floor's (a token relayed by PUBLISH, Jedis)",
-                r.median(handOver, LockBenchmark.OURS), r.median("S3 floor" + handOver.substring(2), LockBenchmark.OURS),
+                r.median(handOver, LockBenchmark.OURS), r.median(LockBenchmark.handOverRow("S3 floor"), LockBenchmark.OURS),
                 "%1$.2f× (%2$.0f µs against %3$.0f µs)");
         int ahead = 0;
         java.util.List<String> behind = new java.util.ArrayList<>();

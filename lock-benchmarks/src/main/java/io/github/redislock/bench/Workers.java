@@ -153,26 +153,25 @@ final class Workers {
             System.out.println("ops " + total.get());
             System.out.println("cpu " + spent);
             System.out.println("switches " + cpu.switches);
-            StringBuilder spanLine = new StringBuilder("spans");
-            for (long[] spans : spansPerThread) {
-                for (long nanos : spans) {
-                    spanLine.append(' ').append(nanos);
-                }
-            }
-            System.out.println(spanLine);
+            System.out.println(line("spans", spansPerThread, 1));
             if (fair) {
-                StringBuilder line = new StringBuilder("waits");
-                for (long[] waits : waitsPerThread) {
-                    for (long nanos : waits) {
-                        line.append(' ').append(nanos / 1000);
-                    }
-                }
-                System.out.println(line);
+                System.out.println(line("waits", waitsPerThread, 1000));
             }
         } finally {
             counterConnection.destroy();
         }
         System.exit(0);
+    }
+
+    /** {@code name} and every value of {@code perThread} divided by {@code divisor}, on one line. */
+    private static String line(String name, List<long[]> perThread, long divisor) {
+        StringBuilder line = new StringBuilder(name);
+        for (long[] values : perThread) {
+            for (long value : values) {
+                line.append(' ').append(value / divisor);
+            }
+        }
+        return line.toString();
     }
 
     /**
