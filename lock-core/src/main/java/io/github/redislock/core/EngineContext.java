@@ -23,7 +23,9 @@ final class EngineContext {
     final BackgroundCleanup cleanup;
     /** Confirms, in the background, the grants holders took from their message (fair and exclusive alike). */
     final GrantConfirmations confirmations;
-    final LockActivity activity = new LockActivity();
+    final LockActivity activity = new LockActivity(this::checkOpen);
+    /** The template's class name, for messages. */
+    private final String template;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Numbers this client's acquisition attempts, so every attempt has an owner id of its own in Redis. */
     private final AtomicLong attempts = new AtomicLong();
@@ -35,8 +37,9 @@ final class EngineContext {
      * @param nodeOf the Redis node that serves a lock's key, as far as known without asking ({@code null}: one Redis,
      *        or not known yet): background calls queue node by node
      */
-    EngineContext(String clientId, Duration watchdogLease, WaitLoop waitLoop, int callsPerNode,
+    EngineContext(String template, String clientId, Duration watchdogLease, WaitLoop waitLoop, int callsPerNode,
             Function<String, String> nodeOf) {
+        this.template = template;
         this.clientId = clientId;
         this.watchdogLease = watchdogLease;
         this.waitLoop = waitLoop;
@@ -65,10 +68,16 @@ final class EngineContext {
         return clientId + ":" + role + ":" + attempts.incrementAndGet();
     }
 
-    /** @throws IllegalStateException naming {@code template} once it was closed */
-    void checkOpen(String template) {
+    /**
+     * Called before every acquisition: a closed template takes no new lock, since its watchdog no longer renews and
+     * a lock taken then would stay in Redis until its lease ends. Locks held across the close can still be released.
+     *
+     * @throws IllegalStateException naming the template and {@code key} once it was closed
+     */
+    void checkOpen(String key) {
         if (closed.get()) {
-            throw new IllegalStateException("This " + template + " is closed");
+            throw new IllegalStateException("This " + template + " is closed: lock '" + key + "' not acquired (a closed "
+                    + "template takes no new locks; those it holds can still be released)");
         }
     }
 

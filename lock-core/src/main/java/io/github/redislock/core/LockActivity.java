@@ -38,6 +38,13 @@ final class LockActivity implements Watchdog.Events {
     /** Released acquisitions whose lock stays in Redis until their minimum hold ({@code holdAtLeast}) ends. */
     private final Set<HeldPastRelease> heldPastRelease = ConcurrentHashMap.newKeySet();
 
+    /** Throws when the template is closed, given the key about to be acquired. */
+    private final Consumer<String> openCheck;
+
+    LockActivity(Consumer<String> openCheck) {
+        this.openCheck = openCheck;
+    }
+
     void addObserver(LockObserver observer) {
         observers.add(observer);
     }
@@ -50,6 +57,7 @@ final class LockActivity implements Watchdog.Events {
      * @return the handle, wrapped so its release is seen; empty when another owner kept the lock past the wait
      */
     Optional<LockHandle> acquire(String name, String key, LockType type, Supplier<Optional<? extends LockHandle>> acquisition) {
+        openCheck.accept(key);
         LockEvent lock = new LockEvent(name == null ? LockObserver.UNNAMED : name, key, type);
         List<Acquisition> told = new ArrayList<>(observers.size());
         for (LockObserver observer : observers) {

@@ -100,7 +100,10 @@ public interface LockOperations extends AutoCloseable {
     /** This client's random id (128 bits, hex); the Redis owner of a lock is this id plus the thread. */
     String clientId();
 
-    /** Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease. */
+    /**
+     * Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease, unless
+     * released by their holder, which still works. New acquisitions throw {@link IllegalStateException}.
+     */
     @Override
     void close();
 }

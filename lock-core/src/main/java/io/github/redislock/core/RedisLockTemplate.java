@@ -57,7 +57,7 @@ public final class RedisLockTemplate implements LockOperations {
         LockScripts scripts = new LockScripts(runner, keys, clientId, true);
         RedisConnectionFactory factory = Objects.requireNonNull(redis.getConnectionFactory(), "connection factory");
         this.subscriber = new WakeupSubscriber(factory, keys.wakeChannelPrefix() + clientId, this::wake, this::wakeAll);
-        this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(subscriber),
+        this.context = new EngineContext("RedisLockTemplate", clientId, config.watchdogLease(), new WaitLoop(subscriber),
                 PooledConnections.callsAtOnce(factory, config.replicaAck().enabled(), Integer.MAX_VALUE),
                 key -> runner.masterOf(keys.lock(key)));
         this.exclusive = new ExclusiveEngine(context, scripts);
@@ -227,7 +227,10 @@ public final class RedisLockTemplate implements LockOperations {
         return RedisLockKeys.validate(key);
     }
 
-    /** Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease. */
+    /**
+     * Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease,
+     * unless released by their holder, which still works. New acquisitions throw {@link IllegalStateException}.
+     */
     @Override
     public void close() {
         if (context.closeOnce()) {

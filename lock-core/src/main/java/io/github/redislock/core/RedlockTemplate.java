@@ -91,7 +91,7 @@ public final class RedlockTemplate implements LockOperations {
                 .toList();
         // listening while any node's subscription is up: an announcement only brings the next attempt forward
         // the watchdog's renewals wait for the nodes' own call threads, which borrow the connections
-        this.context = new EngineContext(clientId, config.watchdogLease(), new WaitLoop(
+        this.context = new EngineContext("RedlockTemplate", clientId, config.watchdogLease(), new WaitLoop(
                 () -> subscribers.stream().map(WakeupSubscriber::isListening).toList().contains(true), () -> null),
                 Integer.MAX_VALUE, key -> null); // a background call asks every node, none waiting over its node timeout
         this.engine = new ExclusiveEngine(context, new RedlockStore(this.nodes, keys, nodeTimeout.toNanos(), restartDelay));
@@ -177,7 +177,10 @@ public final class RedlockTemplate implements LockOperations {
         return lock == null ? 0 : lock.mutex.getQueueLength();
     }
 
-    /** Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease. */
+    /**
+     * Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease, unless
+     * released by their holder, which still works. New acquisitions throw {@link IllegalStateException}.
+     */
     @Override
     public void close() {
         if (context.closeOnce()) {
@@ -197,7 +200,7 @@ public final class RedlockTemplate implements LockOperations {
     }
 
     private void checkLease(String key, @Nullable Duration lease) {
-        context.checkOpen("RedlockTemplate");
+        context.checkOpen(key);
         if (lease != null && lease.compareTo(restartDelay) > 0) {
             throw new IllegalArgumentException("Redlock '" + key + "' asked for a lease of " + lease + ", longer than the "
                     + "restart delay (redis-lock.redlock.restart-delay, " + restartDelay + "): a node that came back empty "

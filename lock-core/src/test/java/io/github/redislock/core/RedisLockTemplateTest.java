@@ -62,6 +62,23 @@ class RedisLockTemplateTest {
     }
 
     @Test
+    void aClosedTemplateRefusesNewLocksAndStillReleasesTheOnesItHolds() {
+        RedisLockTemplate closing = clients.lockTemplate();
+        LockHandle held = closing.acquire(key, LockOptions.tryOnce());
+
+        closing.close();
+
+        assertThatThrownBy(() -> closing.acquire(key + ":new", LockOptions.tryOnce()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> closing.tryAcquire(key + ":new", LockOptions.tryOnce()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(redis.hasKey("redis-lock:{" + key + ":new}")).as("nothing taken once closed").isFalse();
+        held.release(); // a method that ran across the close still gives its lock back
+        assertThat(second.tryAcquire(key, LockOptions.tryOnce())).as("free at once, not at lease end").isPresent()
+                .get().satisfies(LockHandle::release);
+    }
+
+    @Test
     void threadsOfOneJvmQueueInMemoryAndPassTheLockOnWithFewerScriptsThanCycles() throws Exception {
         long before = evalshaCalls();
         int threads = 8;

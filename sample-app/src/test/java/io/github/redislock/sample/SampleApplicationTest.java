@@ -55,7 +55,10 @@ class SampleApplicationTest {
                 "--sample.report-job.cron=* * * * * *",
                 "--sample.report-job.work-millis=400",
                 "--sample.report-job.hold-at-least=800ms"));
-        args.addAll(List.of(extraArgs));
+        for (String extra : extraArgs) { // an extra argument replaces the default for its property
+            args.removeIf(arg -> arg.startsWith(extra.substring(0, extra.indexOf('=') + 1)));
+            args.add(extra);
+        }
         return new SpringApplicationBuilder(SampleApplication.class).run(args.toArray(String[]::new));
     }
 
@@ -73,6 +76,28 @@ class SampleApplicationTest {
             }
             assertThat(recorded).as("a run recorded under the id the endpoint shows (" + shown + ")").isTrue();
         }
+    }
+
+    @Test
+    void anInstanceClosedMidJobLetsTheJobEndAndReleasesItsLock() throws Exception {
+        // a key prefix of its own, so that the two running instances' jobs do not take this instance's lock
+        String lockKey = "closing-test:{sample:report-job}";
+        ConfigurableApplicationContext closing = bootWith("--sample.instance-id=instance-closing",
+                "--redis-lock.key-prefix=closing-test", "--sample.report-job.work-millis=1500",
+                "--sample.report-job.hold-at-least=100ms");
+        try {
+            long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (Long.parseLong(redis.command("PTTL", lockKey)) < 0 && System.nanoTime() < end) {
+                Thread.sleep(20);
+            }
+            assertThat(Long.parseLong(redis.command("PTTL", lockKey))).as("the job holds its lock").isPositive();
+        } finally {
+            closing.close();
+        }
+        // the scheduler waited for the job (spring.task.scheduling.shutdown.await-termination), which released the
+        // lock before the template closed: at most holdAtLeast (100 ms) is left, not the watchdog's 30 s lease
+        assertThat(Long.parseLong(redis.command("PTTL", lockKey))).as("lock's time to live after close, ms")
+                .isLessThanOrEqualTo(100);
     }
 
     @Test

@@ -19,8 +19,10 @@ import org.springframework.boot.test.context.SpringBootTest;
  * The sample's locked methods, tested as a user tests theirs with redis-lock-test: a real Redis without Docker
  * ({@link WithRedisServer}), {@link DistributedLockAssert} and {@link LockTestSupport#holdElsewhere}.
  */
+// a key prefix of its own: the Redis is shared by the test classes of this JVM, and the instances that
+// SampleApplicationTest boots take the report job's lock too
 @SpringBootTest(properties = {"sample.start-redis=false", "sample.report-job.cron=-", "sample.report-job.work-millis=10",
-        "sample.report-job.hold-at-least=100ms"})
+        "sample.report-job.hold-at-least=100ms", "redis-lock.key-prefix=sample-locked-methods-test"})
 @WithRedisServer
 class SampleLockedMethodsTest {
 
