@@ -9,7 +9,9 @@ import io.github.redislock.core.WaitLoop.Deadline;
  * What a queued thread asks for, so that a release by another thread can hand it permits: claimed by at most
  * one release at a time, settled by it with a token or nothing, closed by the waiter when it stops waiting. A
  * waiter whose wait time ends while a release has its offer claimed does not wait for that release (which may be
- * stuck in Redis up to the driver's timeout): it withdraws, and the release returns what it handed over.
+ * stuck in Redis up to the driver's timeout): it withdraws, and the release returns what it handed over. While the
+ * thread's own acquire script is under way, no release may claim it: a release then returns its permits to Redis,
+ * where that script finds them or they wake the client, so no thread ever waits for another thread's release.
  * <p>
  * Posted by {@link PermitWaiting}, queued in {@link PermitQueues}, claimed and settled by {@link PermitRelease}.
  */
@@ -26,6 +28,8 @@ final class PermitOffer {
     private boolean first;
     private boolean claimed;
     private boolean closed;
+    /** Its thread's own acquire script is under way: not to be claimed until that script has answered. */
+    private boolean asking;
     private long token;
     private long grantedAtNanos;
     /** A claiming release failed to reach Redis: it may have handed permits over that nobody knows of. */
@@ -59,7 +63,10 @@ final class PermitOffer {
         }
     }
 
-    /** Whether a release may still hand it permits (not claimed by another, not settled, not closed). */
+    /**
+     * Whether its thread still waits for permits: not claimed by a release, not settled, not closed. It may be asking
+     * Redis itself meanwhile, when no release can claim it.
+     */
     boolean isOpen() {
         lock.lock();
         try {
@@ -72,7 +79,7 @@ final class PermitOffer {
     boolean claim() {
         lock.lock();
         try {
-            if (claimed || closed) {
+            if (claimed || closed || asking) {
                 return false;
             }
             claimed = true;
@@ -137,6 +144,29 @@ final class PermitOffer {
      * release still hands permits over then.
      */
     long granted(Deadline deadline) {
+        return granted(deadline, false);
+    }
+
+    /**
+     * Like {@link #granted(Deadline)}; when it returns 0, no release may claim the offer until {@link #answered} is
+     * called: its thread asks Redis itself now. A release that had claimed it just before was waited for above.
+     */
+    long grantedOrAsk(Deadline deadline) {
+        return granted(deadline, true);
+    }
+
+    /** Its thread's own acquire script answered (or failed): releases may claim it again, unless it holds permits now. */
+    void answered(boolean acquired) {
+        lock.lock();
+        try {
+            asking = false;
+            closed |= acquired;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long granted(Deadline deadline, boolean thenAsk) {
         lock.lock();
         try {
             while (claimed) {
@@ -146,6 +176,7 @@ final class PermitOffer {
                 }
                 changed.awaitNanos(left);
             }
+            asking = thenAsk && token == 0;
             return token;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the wait loop ends the wait on it
@@ -158,23 +189,14 @@ final class PermitOffer {
     /**
      * No release claims it any more. Returns whether permits may have been handed over that the caller must
      * return; a release under way returns what it hands over itself, so a waiter that gave up does not wait for it.
-     * A waiter that {@code holds} permits under the offer's holder id, taken by its own acquire while a release had the
-     * offer claimed, waits here until that release settles: the hand-over then ran in Redis while the waiter held its
-     * permits (and was declined, the holder id having permits already) or before its acquire (which found it and kept
-     * it), never after the waiter released them. Returned at once, the waiter could release before the hand-over
-     * script ran, and the hand-over would give its finished acquisition permits that no thread holds or renews, lost
-     * to every client until their lease ends.
+     * A thread that took its permits with its own acquire had its offer closed to releases from before that script
+     * until it answered ({@link #grantedOrAsk}), so no release can be handing it permits now: one that did after
+     * its acquire would give its finished acquisition permits that no thread holds or renews.
      */
-    boolean close(boolean holds) {
+    boolean close() {
         lock.lock();
         try {
             closed = true;
-            if (claimed && holds) {
-                while (claimed) { // the release's script call ends, at the latest, with the driver's command timeout
-                    changed.awaitUninterruptibly();
-                }
-                return false;
-            }
             if (claimed) {
                 withdrawn = true;
                 return false;

@@ -107,13 +107,13 @@ final class PermitQueues {
         boolean[] moreWaiting = {false};
         Queue queue = queues.computeIfPresent(key, (k, q) -> {
             for (PermitOffer offer : q.offers) {
-                if (target[0] == null) {
-                    if (offer.claim()) {
-                        target[0] = offer;
-                    }
-                } else if (offer.isOpen()) {
+                if (target[0] == null && offer.claim()) {
+                    target[0] = offer;
+                } else if (offer.isOpen()) { // waits, or asks Redis itself (not claimable meanwhile)
                     moreWaiting[0] = true;
-                    break;
+                    if (target[0] != null) {
+                        break;
+                    }
                 }
             }
             return q;

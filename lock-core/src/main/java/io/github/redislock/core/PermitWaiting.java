@@ -87,31 +87,39 @@ final class PermitWaiting {
                 PermitQueues.Queue myQueue = queue;
                 waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
                     if (myOffer != null) {
-                        long handed = myOffer.granted(deadline);
-                        if (handed < 0) {
-                            // the wait is over while a release hands permits over (it may be stuck in Redis): the
-                            // release returns them, this thread keeps its wait time
-                            return new AcquireReply(0, 0);
-                        }
-                        if (handed > 0) {
-                            holding.held(holder, handed, TimeUnit.MILLISECONDS.toNanos(leaseMillis),
-                                    myOffer.grantedAtNanos(), lease == null);
-                            return new AcquireReply(handed, 0);
+                        AcquireReply handed = handedOver(myOffer.granted(deadline), myOffer, holding, holder, leaseMillis,
+                                lease);
+                        if (handed != null) {
+                            return handed;
                         }
                         if (sleepMillis > 0 && myQueue.knownFull(wakePoint)) {
                             // a hand-over just left no permit free and registered this client as waiting
                             return new AcquireReply(0, PermitQueues.SLEEP_AFTER_FULL_HAND_OVER_MILLIS);
                         }
+                        // from here until its script answers, releases return their permits to Redis instead of
+                        // handing them to this thread; one that claimed its offer meanwhile is waited for first
+                        handed = handedOver(myOffer.grantedOrAsk(deadline), myOffer, holding, holder, leaseMillis, lease);
+                        if (handed != null) {
+                            return handed;
+                        }
                     }
-                    beforeAcquireScript.run();
-                    long requestStart = System.nanoTime();
-                    AcquireReply reply = scripts.acquire(key, holder, permits, leaseMillis, initialLimit, waiter,
-                            sleepMillis, registered);
-                    if (reply.acquired()) {
-                        holding.held(holder, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
-                                lease == null);
+                    boolean acquired = false;
+                    try {
+                        beforeAcquireScript.run();
+                        long requestStart = System.nanoTime();
+                        AcquireReply reply = scripts.acquire(key, holder, permits, leaseMillis, initialLimit, waiter,
+                                sleepMillis, registered);
+                        if (reply.acquired()) {
+                            holding.held(holder, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
+                                    lease == null);
+                            acquired = true;
+                        }
+                        return reply;
+                    } finally {
+                        if (myOffer != null) {
+                            myOffer.answered(acquired);
+                        }
                     }
-                    return reply;
                 }, (registered, uncertain) -> giveUp(key, holder, registered, uncertain));
             }
         } catch (InterruptedException e) {
@@ -123,7 +131,7 @@ final class PermitWaiting {
             if (offer != null) {
                 queues.dequeue(key, offer);
                 boolean holds = holding.owner != null;
-                if (offer.close(holds) && !holds) {
+                if (offer.close() && !holds) {
                     // a release handed permits over (or may have) as this thread gave up: return them
                     cleanup.run(key, () -> releases.returnPermits(key, holder));
                 }
@@ -131,6 +139,23 @@ final class PermitWaiting {
             waiting.unretain(wakePoint);
         }
         return holding.owner != null ? holding : null;
+    }
+
+    /**
+     * What a look at the offer found: {@code token} > 0, permits a release handed over, now held; -1, the wait is over
+     * while a release hands permits over (it may be stuck in Redis): the release returns them, this thread keeps its
+     * wait time; 0, nothing handed over ({@code null}).
+     */
+    private static @Nullable AcquireReply handedOver(long token, PermitOffer offer, LocalLock holding, String holder,
+            long leaseMillis, @Nullable Duration lease) {
+        if (token < 0) {
+            return new AcquireReply(0, 0);
+        }
+        if (token > 0) {
+            holding.held(holder, token, TimeUnit.MILLISECONDS.toNanos(leaseMillis), offer.grantedAtNanos(), lease == null);
+            return new AcquireReply(token, 0);
+        }
+        return null;
     }
 
     /**

@@ -12,7 +12,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 
 import io.github.redislock.test.RedisServerProcess;
 import io.github.redislock.test.WithRedis;
@@ -23,10 +22,10 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * A semaphore waiter whose own acquire reaches Redis just after a release by another thread of its client handed it
- * permits (so the acquire finds them and keeps them) holds them: the release, whose reply comes back late (the waiter's
- * acquire waits for it before it returns), must not take them back as if the waiter had given up. The interleaving is
- * forced with {@link SemaphorePermits}' test hooks.
+ * A release by another thread of the client while a semaphore waiter's own acquire script is under way does not hand
+ * the waiter its permits (a hand-over reaching Redis after that acquire would give the finished acquisition permits
+ * that no thread holds): it returns them to Redis, where the waiter's acquire finds them, and neither thread waits for
+ * the other. The interleaving is forced with {@link SemaphorePermits}' test hooks.
  */
 @WithRedis
 class SemaphoreHandOverRaceTest {
@@ -36,7 +35,7 @@ class SemaphoreHandOverRaceTest {
     static RedisServerProcess server;
 
     @Test
-    void aWaiterWhoseAcquireFindsAHandOverKeepsItsPermitsWhenTheReleaseAnswersLate() throws Exception {
+    void aReleaseWhileTheWaitersOwnAcquireIsUnderWayReturnsThePermitToRedisWhereTheAcquireFindsIt() throws Exception {
         ExecutorService holderThread = Executors.newSingleThreadExecutor();
         ExecutorService waiterThread = Executors.newSingleThreadExecutor();
         JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", server.port()),
@@ -49,27 +48,27 @@ class SemaphoreHandOverRaceTest {
             PermitHandle held = holderThread.submit(() -> semaphore.acquire(LockOptions.tryOnce())).get(10, TimeUnit.SECONDS);
 
             CountDownLatch waiterAboutToAcquire = new CountDownLatch(1);
-            CountDownLatch handedOverInRedis = new CountDownLatch(1);
+            CountDownLatch released = new CountDownLatch(1);
             AtomicBoolean once = new AtomicBoolean();
+            AtomicBoolean handedOver = new AtomicBoolean();
             permits.beforeAcquireScript = () -> {
-                if (once.compareAndSet(false, true)) { // the waiter's first look: it passed its offer, not claimed yet
+                if (once.compareAndSet(false, true)) { // the waiter's first look: its offer is closed to releases now
                     waiterAboutToAcquire.countDown();
-                    await(handedOverInRedis);
+                    await(released);
                 }
             };
-            permits.afterHandOverScript = () -> {
-                handedOverInRedis.countDown(); // the permit is the waiter's in Redis; its reply is "late"
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300));
-            };
+            permits.afterHandOverScript = () -> handedOver.set(true);
 
             CompletableFuture<Optional<PermitHandle>> waiter = CompletableFuture.supplyAsync(
                     () -> semaphore.tryAcquire(LockOptions.waitFor(Duration.ofSeconds(20)).withLease(Duration.ofSeconds(30))),
                     waiterThread);
             await(waiterAboutToAcquire);
-            CompletableFuture<Void> release = CompletableFuture.runAsync(held::release, holderThread); // hands the permit over
+            CompletableFuture<Void> release = CompletableFuture.runAsync(held::release, holderThread)
+                    .whenComplete((done, failure) -> released.countDown());
+            release.get(30, TimeUnit.SECONDS); // returns while the waiter's acquire has not reached Redis yet
+            assertThat(handedOver).as("a hand-over to a thread whose own acquire is under way").isFalse();
             Optional<PermitHandle> got = waiter.get(30, TimeUnit.SECONDS);
-            assertThat(got).as("the waiter's acquire found the hand-over and kept it").isPresent();
-            release.get(30, TimeUnit.SECONDS);
+            assertThat(got).as("the waiter's acquire found the permit the release returned").isPresent();
 
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             while (semaphore.availablePermits() == 0 && System.nanoTime() < end) {
