@@ -186,6 +186,9 @@ public final class LockBenchmark {
                     hotKeyFourJvms(name, redis, "fair");
                 }
             }
+            if (runs("S4") && !only.equals(Set.of("REDLOCK")) && contenders.contains(OURS) && contenders.contains(OURS_LETTUCE)) {
+                handOffDriversInTurns(); // after every library's S4: on code this JVM has compiled
+            }
             if (runs("REDLOCK")) {
                 redlockRows(round);
             }
@@ -951,27 +954,7 @@ public final class LockBenchmark {
         String key = (fair ? "s4-fair:" : "s4:") + holderClient.name;
         Lock holder = fair ? holderClient.fairLock(key) : holderClient.lock(key);
         Lock waiter = fair ? waiterClient.fairLock(key) : waiterClient.lock(key);
-        HandOffs lockHandOffs = new HandOffs() {
-            @Override
-            public void hold() {
-                holder.lock();
-            }
-
-            @Override
-            public void release() {
-                holder.unlock();
-            }
-
-            @Override
-            public void await() {
-                waiter.lock();
-            }
-
-            @Override
-            public void done() {
-                waiter.unlock();
-            }
-        };
+        HandOffs lockHandOffs = lockHandOffs(holder, waiter);
         long[] micros = new long[samples];
         try (PubSubFloor floor = variant.isEmpty() && holderClient instanceof Contender.Ours one
                 && waiterClient instanceof Contender.Ours two ? new PubSubFloor(one.connections(), two.connections(), key)
@@ -995,6 +978,95 @@ public final class LockBenchmark {
         String row = "S4" + variant + (fair ? " fair" : "") + " hand-off";
         results.add(row + " p50 µs", holderClient.name, micros[samples / 2]);
         results.add(row + " p99 µs", holderClient.name, micros[Math.min(samples - 1, samples * 99 / 100)]);
+    }
+
+    /** S4's exclusive hand-off p50 on each driver, the two drivers in turns: the row the Lettuce target reads. */
+    static final String S4_DRIVERS_IN_TURNS_ROW = "S4 hand-off p50 µs, Jedis and Lettuce in turns";
+    /** The pub/sub floor's p50 on each driver, in the same turns as {@link #S4_DRIVERS_IN_TURNS_ROW}. */
+    static final String S4_FLOOR_DRIVERS_IN_TURNS_ROW = "S4 hand-off floor p50 µs (PUBLISH; the subscriber wakes the waiter), "
+            + "Jedis and Lettuce in turns";
+    /** Hand-offs per driver in {@link #handOffDriversInTurns}, over {@link #S4_BLOCKS} blocks. */
+    private static final int S4_IN_TURNS_SAMPLES = 400;
+    /** Unmeasured hand-offs per driver before the first block: these clients are new, their code is compiled. */
+    private static final int S4_IN_TURNS_WARM_UP = 100;
+
+    /**
+     * S4's exclusive hand-off once more, our lock on Jedis and on Lettuce, and each driver's pub/sub floor, in blocks
+     * taking turns (a different one first in each block), so that the target setting one driver against the other
+     * does not compare two stretches of time: S4 above measures each driver minutes apart, and this machine's wake-ups
+     * drift by 1.5× between them.
+     */
+    private void handOffDriversInTurns() throws Exception {
+        String[] drivers = {OURS, OURS_LETTUCE};
+        List<Contender> clients = new ArrayList<>();
+        List<PubSubFloor> floors = new ArrayList<>();
+        try {
+            // per driver d: the lock's hand-offs at 2d, the floor's at 2d + 1
+            HandOffs[] handOffs = new HandOffs[drivers.length * 2];
+            for (int d = 0; d < drivers.length; d++) {
+                Contender.Ours holder = (Contender.Ours) Contender.create(drivers[d], port);
+                clients.add(holder);
+                Contender.Ours waiter = (Contender.Ours) Contender.create(drivers[d], port);
+                clients.add(waiter);
+                String key = "s4-turns:" + drivers[d];
+                handOffs[2 * d] = lockHandOffs(holder.lock(key), waiter.lock(key));
+                PubSubFloor floor = new PubSubFloor(holder.connections(), waiter.connections(), key);
+                floors.add(floor);
+                handOffs[2 * d + 1] = floor;
+            }
+            for (HandOffs each : handOffs) {
+                measureHandOffs(each, new long[S4_IN_TURNS_WARM_UP], 0, S4_IN_TURNS_WARM_UP);
+            }
+            long[][] micros = new long[handOffs.length][S4_IN_TURNS_SAMPLES];
+            int perBlock = S4_IN_TURNS_SAMPLES / S4_BLOCKS;
+            for (int block = 0; block < S4_BLOCKS; block++) {
+                for (int turn = 0; turn < handOffs.length; turn++) {
+                    int h = (turn + block) % handOffs.length;
+                    measureHandOffs(handOffs[h], micros[h], block * perBlock, perBlock);
+                }
+            }
+            for (int h = 0; h < handOffs.length; h++) {
+                Arrays.sort(micros[h]);
+                results.add(h % 2 == 0 ? S4_DRIVERS_IN_TURNS_ROW : S4_FLOOR_DRIVERS_IN_TURNS_ROW, drivers[h / 2],
+                        micros[h][S4_IN_TURNS_SAMPLES / 2]);
+            }
+        } finally {
+            for (PubSubFloor floor : floors) {
+                floor.close();
+            }
+            for (Contender client : clients) {
+                try {
+                    client.close();
+                } catch (Exception e) { // the others are closed all the same
+                    problems.add(client.name + ": could not close its S4-in-turns client: " + e);
+                }
+            }
+        }
+    }
+
+    /** Hands {@code holder}'s lock to {@code waiter} (each a lock of its own client on one key). */
+    private static HandOffs lockHandOffs(Lock holder, Lock waiter) {
+        return new HandOffs() {
+            @Override
+            public void hold() {
+                holder.lock();
+            }
+
+            @Override
+            public void release() {
+                holder.unlock();
+            }
+
+            @Override
+            public void await() {
+                waiter.lock();
+            }
+
+            @Override
+            public void done() {
+                waiter.unlock();
+            }
+        };
     }
 
     /** One way of handing something from a holder thread to a waiting thread, timed from {@link #release()}. */
@@ -1305,7 +1377,13 @@ public final class LockBenchmark {
                   what a library hands to other threads: Lettuce's and Redisson's event loops write each call and read
                   its reply, and Spring Integration's registry runs each unlock's Redis call on a thread pool and waits
                   for it (a CPU profile of si-spin's S1 on 2026-11-27 showed its calling thread in
-                  `ThreadPoolExecutor.execute` and `CountDownLatch.await` under `unlock`). These rows count the whole
+                  `ThreadPoolExecutor.execute` and `CountDownLatch.await` under `unlock`). An strace of one S1 thread
+                  per library on 2026-11-29 (20,000 lock+unlock each, on Jedis) counted per lock+unlock on the calling
+                  thread: ours 2.0 socket writes and 2.2 reads (one read in ten found no reply yet and polled);
+                  si-spin 1.0 write, 1.0 read and 1.9 futex calls, its other round trip running on a pool thread
+                  (traced with every thread, that one wrote 0.95 times per lock+unlock); Redisson no socket read, 4.9
+                  writes (waking its event loop) and 1.2 futex calls. So on Jedis our calling thread pays the socket
+                  calls of both round trips, which the peers leave to other threads. These rows count the whole
                   JVM while the lock's blocks run: its process CPU time (which the JVM reads from the OS in 10 ms ticks,
                   so a few per cent either way over a round's blocks) and the bytes every live thread allocated, the
                   garbage collector's and JIT compiler's work included.
