@@ -180,7 +180,9 @@ final class PermitOffer {
             return token;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the wait loop ends the wait on it
-            return claimed ? -1 : token;
+            long found = claimed ? -1 : token;
+            asking = thenAsk && found == 0;
+            return found;
         } finally {
             lock.unlock();
         }
