@@ -994,7 +994,7 @@ public final class LockBenchmark {
      * S4's exclusive hand-off once more, our lock on Jedis and on Lettuce, and each driver's pub/sub floor, in blocks
      * taking turns (a different one first in each block), so that the target setting one driver against the other
      * does not compare two stretches of time: S4 above measures each driver minutes apart, and this machine's wake-ups
-     * drift by 1.5× between them.
+     * drift by up to 2× between them.
      */
     private void handOffDriversInTurns() throws Exception {
         String[] drivers = {OURS, OURS_LETTUCE};
@@ -1478,6 +1478,14 @@ public final class LockBenchmark {
                   asked Redis less than 250 ms before: see docs/lock-types.md), and confirms it in the background.
                   Its floor row is the fair floor's PUBLISH and wake-up, measured in turns with the exclusive
                   hand-offs; the targets table sets the hand-off against it.
+                - **S4 on Lettuce against Jedis.** After every library's S4, our exclusive hand-off runs once more on
+                  each driver, with each driver's pub/sub floor, in blocks taking turns (400 hand-offs each, the clients
+                  new and the code compiled); the target setting Lettuce against Jedis reads those rows, as S4's own
+                  rows measure the two drivers minutes apart. On Lettuce the floor itself is slower: a probe on
+                  2026-11-29 that published with Jedis to three subscribers in turns had Lettuce's subscriber (Spring
+                  Data Redis's container or Lettuce's own listener) wake the waiter at 73-75 µs p50 against 66 µs for
+                  Jedis's, so most of the Lettuce floor's extra time is on the publishing side, where every Lettuce
+                  command is handed to its event loop thread before it is written.
                 - **S4 in absolute terms.** A hand-off is a release script in Redis, a pub/sub message and a thread
                   wake-up. The 0.5 ms and 2 ms targets assume loopback round trips of about 10 µs; when the floor
                   row above shows far slower ones (this shared host, some days), compare S4 with Redisson's figure from the
@@ -1487,6 +1495,11 @@ public final class LockBenchmark {
                   (each critical section a non-atomic GET/SET of a shared Redis counter). "Wait" is from calling `lock()`
                   to holding the lock, over every acquisition of the 16 threads: with 16 in the queue it is about 15
                   hold-and-hand-over cycles, so its p50 follows the ops/s and its p99 shows how even the turns are.
+                - **S7's ceiling.** S3's floor runs the same worker JVMs, threads and critical sections with no lock,
+                  each hand-over one PUBLISH to another JVM, so no lock can pass its ops/s; the targets table sets it
+                  against Redisson's S7. The 5× target was met until 2026-11-28 in runs whose worker JVMs were measured
+                  while their JIT compilers still worked, which cost Redisson most (150-490 ops/s in S7); with warm
+                  worker JVMs Redisson's fair lock runs 550-2,200 ops/s here, and the ceiling stays below 5× of that.
                 - **Worker JVMs warm up until their JIT compiler settles** (S3 across JVMs, S7): their threads take
                   the window's lock, GET and SET a warm-up counter and unlock from the start, and keep at it until the
                   window starts in every worker JVM at once, so no JVM's compiled code was shaped by a contention

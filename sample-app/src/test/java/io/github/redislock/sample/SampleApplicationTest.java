@@ -94,8 +94,8 @@ class SampleApplicationTest {
         } finally {
             closing.close();
         }
-        // the scheduler waited for the job (spring.task.scheduling.shutdown.await-termination), which released the
-        // lock before the template closed: at most holdAtLeast (100 ms) is left, not the watchdog's 30 s lease
+        // the task scheduler stops before the template (its lifecycle phase is higher) and waits for the running job,
+        // which released the lock: at most holdAtLeast (100 ms) is left, not the watchdog's 30 s lease
         assertThat(Long.parseLong(redis.command("PTTL", lockKey))).as("lock's time to live after close, ms")
                 .isLessThanOrEqualTo(100);
     }
