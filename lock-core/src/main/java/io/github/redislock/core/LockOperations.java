@@ -101,8 +101,8 @@ public interface LockOperations extends AutoCloseable {
     String clientId();
 
     /**
-     * Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease, unless
-     * released by their holder, which still works. New acquisitions throw {@link IllegalStateException}.
+     * Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease. New
+     * acquisitions throw {@link IllegalStateException}.
      */
     @Override
     void close();

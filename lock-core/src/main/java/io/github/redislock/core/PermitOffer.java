@@ -169,17 +169,13 @@ final class PermitOffer {
     private long granted(Deadline deadline, boolean thenAsk) {
         lock.lock();
         try {
-            while (claimed) {
-                long left = deadline.remainingNanos();
-                if (left <= 0) {
-                    return -1;
+            try {
+                while (claimed && deadline.remainingNanos() > 0) {
+                    changed.awaitNanos(deadline.remainingNanos());
                 }
-                changed.awaitNanos(left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt(); // the wait loop ends the wait on it
             }
-            asking = thenAsk && token == 0;
-            return token;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the wait loop ends the wait on it
             long found = claimed ? -1 : token;
             asking = thenAsk && found == 0;
             return found;

@@ -229,7 +229,8 @@ public final class RedisLockTemplate implements LockOperations {
 
     /**
      * Stops the watchdog and the release subscription. Held locks are not released: they expire with their lease,
-     * unless released by their holder, which still works. New acquisitions throw {@link IllegalStateException}.
+     * unless their holder releases them, which still works while the connection factory runs. New acquisitions throw
+     * {@link IllegalStateException}.
      */
     @Override
     public void close() {

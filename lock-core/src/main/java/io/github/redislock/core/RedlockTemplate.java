@@ -177,10 +177,6 @@ public final class RedlockTemplate implements LockOperations {
         return lock == null ? 0 : lock.mutex.getQueueLength();
     }
 
-    /**
-     * Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease, unless
-     * released by their holder, which still works. New acquisitions throw {@link IllegalStateException}.
-     */
     @Override
     public void close() {
         if (context.closeOnce()) {
@@ -200,7 +196,6 @@ public final class RedlockTemplate implements LockOperations {
     }
 
     private void checkLease(String key, @Nullable Duration lease) {
-        context.checkOpen(key);
         if (lease != null && lease.compareTo(restartDelay) > 0) {
             throw new IllegalArgumentException("Redlock '" + key + "' asked for a lease of " + lease + ", longer than the "
                     + "restart delay (redis-lock.redlock.restart-delay, " + restartDelay + "): a node that came back empty "

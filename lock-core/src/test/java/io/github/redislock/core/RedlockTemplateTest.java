@@ -52,6 +52,19 @@ class RedlockTemplateTest {
     }
 
     @Test
+    void aClosedTemplateRefusesNewLocksNamingTheKey() {
+        RedlockTemplate closing = clients.template();
+
+        closing.close();
+
+        assertThatThrownBy(() -> closing.acquire(key, LockOptions.tryOnce()))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("RedlockTemplate is closed")
+                .hasMessageContaining("'" + key + "'");
+        assertThat(clients.template().tryAcquire(key, LockOptions.tryOnce())).as("nothing taken once closed").isPresent()
+                .get().satisfies(LockHandle::release);
+    }
+
+    @Test
     void onlyOneClientAtATimeHoldsTheLockAcrossClientsAndThreads() throws Exception {
         int clientCount = 4;
         int threadsPerClient = 2;
