@@ -101,8 +101,9 @@ public interface LockOperations extends AutoCloseable {
     String clientId();
 
     /**
-     * Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease. New
-     * acquisitions throw {@link IllegalStateException}.
+     * Stops the watchdog and the subscriptions. Held locks are not released: they expire with their lease, unless
+     * their holder releases them, which still works while the Redis clients run. New acquisitions throw
+     * {@link IllegalStateException}.
      */
     @Override
     void close();

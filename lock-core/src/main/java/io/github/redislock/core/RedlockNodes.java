@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -169,6 +170,10 @@ final class RedlockNodes implements AutoCloseable {
         return false;
     }
 
+    /**
+     * Lets each node's pooled threads end once their calls are done. A call made after this (the release of a lock
+     * held across the close) runs on a thread of its own.
+     */
     @Override
     public void close() {
         lanes.values().forEach(lane -> lane.pool.shutdown());
@@ -193,17 +198,25 @@ final class RedlockNodes implements AutoCloseable {
             if (pending.getAndIncrement() == 0) {
                 progressNanos = System.nanoTime();
             }
+            Runnable counted = () -> {
+                try {
+                    task.run();
+                } finally {
+                    pending.decrementAndGet();
+                }
+            };
             try {
-                pool.execute(() -> {
-                    try {
-                        task.run();
-                    } finally {
-                        pending.decrementAndGet();
-                    }
-                });
-            } catch (RuntimeException e) { // rejected: shut down
-                pending.decrementAndGet();
-                throw e;
+                pool.execute(counted);
+            } catch (RejectedExecutionException e) {
+                if (!pool.isShutdown()) {
+                    pending.decrementAndGet();
+                    throw e;
+                }
+                // the template was closed: it takes no new locks, but a lock held across the close is still
+                // released, on a thread of its own call (the node's calls still go out at once)
+                Thread thread = new Thread(counted, "redis-lock-redlock-after-close");
+                thread.setDaemon(true);
+                thread.start();
             }
         }
 

@@ -177,6 +177,11 @@ public final class RedlockTemplate implements LockOperations {
         return lock == null ? 0 : lock.mutex.getQueueLength();
     }
 
+    /**
+     * Stops the watchdog, the release subscriptions and the nodes' call threads. Held locks are not released: they
+     * expire with their lease, unless their holder releases them, which still works while the nodes' clients run
+     * (each such release calls the nodes on threads of its own). New acquisitions throw {@link IllegalStateException}.
+     */
     @Override
     public void close() {
         if (context.closeOnce()) {

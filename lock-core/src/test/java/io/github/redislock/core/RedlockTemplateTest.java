@@ -65,6 +65,18 @@ class RedlockTemplateTest {
     }
 
     @Test
+    void aLockHeldAcrossTheCloseIsStillReleased() {
+        RedlockTemplate closing = clients.template();
+        LockHandle held = closing.acquire(key, LockOptions.tryOnce());
+
+        closing.close();
+        held.release(); // a method that ran across the close still gives its lock back
+
+        assertThat(clients.template().tryAcquire(key, LockOptions.tryOnce())).as("free at once, not at lease end")
+                .isPresent().get().satisfies(LockHandle::release);
+    }
+
+    @Test
     void onlyOneClientAtATimeHoldsTheLockAcrossClientsAndThreads() throws Exception {
         int clientCount = 4;
         int threadsPerClient = 2;
