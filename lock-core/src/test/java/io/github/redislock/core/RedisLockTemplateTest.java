@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -76,6 +77,57 @@ class RedisLockTemplateTest {
         held.release(); // a method that ran across the close still gives its lock back
         assertThat(second.tryAcquire(key, LockOptions.tryOnce())).as("free at once, not at lease end").isPresent()
                 .get().satisfies(LockHandle::release);
+    }
+
+    @Test
+    void locksOfEveryTypeHeldAcrossTheCloseAreStillReleased() {
+        RedisLockTemplate closing = clients.lockTemplate();
+        LockHandle exclusive = closing.acquire(key + ":exclusive", LockOptions.tryOnce());
+        LockHandle fair = closing.fairLock(key + ":fair").acquire(LockOptions.tryOnce());
+        LockHandle read = closing.readWriteLock(key + ":rw-read").readLock().acquire(LockOptions.tryOnce());
+        LockHandle write = closing.readWriteLock(key + ":rw-write").writeLock().acquire(LockOptions.tryOnce());
+        PermitHandle permit = closing.semaphore(key + ":semaphore", 1).acquire(LockOptions.tryOnce());
+        LockHandle leased = closing.acquire(key + ":leased", LockOptions.tryOnce().withLease(Duration.ofSeconds(30)));
+        LockHandle heldAtLeast = closing.acquire(key + ":hold-at-least",
+                LockOptions.tryOnce().withHoldAtLeast(Duration.ofMillis(300)));
+
+        closing.close();
+        for (LockHandle handle : List.of(exclusive, fair, read, write, permit, leased, heldAtLeast)) {
+            handle.release();
+        }
+
+        assertThat(second.tryAcquire(key + ":exclusive", LockOptions.tryOnce())).as("exclusive").isPresent().get()
+                .satisfies(LockHandle::release);
+        assertThat(second.fairLock(key + ":fair").tryAcquire(LockOptions.tryOnce())).as("fair").isPresent().get()
+                .satisfies(LockHandle::release);
+        assertThat(second.readWriteLock(key + ":rw-read").writeLock().tryAcquire(LockOptions.tryOnce()))
+                .as("a writer after the reader").isPresent().get().satisfies(LockHandle::release);
+        assertThat(second.readWriteLock(key + ":rw-write").writeLock().tryAcquire(LockOptions.tryOnce()))
+                .as("a writer after the writer").isPresent().get().satisfies(LockHandle::release);
+        assertThat(second.semaphore(key + ":semaphore", 1).tryAcquire(LockOptions.tryOnce())).as("the permit")
+                .isPresent().get().satisfies(LockHandle::release);
+        assertThat(second.tryAcquire(key + ":leased", LockOptions.tryOnce())).as("fixed lease").isPresent().get()
+                .satisfies(LockHandle::release);
+        assertThat(second.tryAcquire(key + ":hold-at-least", LockOptions.tryOnce())).as("within its minimum hold")
+                .isEmpty();
+        assertThat(second.tryAcquire(key + ":hold-at-least", LockOptions.waitFor(TWO_SECONDS)))
+                .as("after its minimum hold").isPresent().get().satisfies(LockHandle::release);
+    }
+
+    @Test
+    void anAsyncMethodRunningAcrossTheCloseStillReleasesItsLock() throws Exception {
+        RedisLockTemplate closing = clients.lockTemplate();
+        CompletableFuture<String> work = new CompletableFuture<>();
+        CompletableFuture<String> done = closing.executeAsync(key, LockOptions.tryOnce(),
+                () -> work);
+        Await.until(() -> redis.hasKey(lockKey()), TWO_SECONDS, "the async method to hold its lock");
+
+        closing.close();
+        work.complete("done");
+
+        assertThat(done.get(5, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(second.tryAcquire(key, LockOptions.tryOnce())).as("free once the method ended").isPresent().get()
+                .satisfies(LockHandle::release);
     }
 
     @Test

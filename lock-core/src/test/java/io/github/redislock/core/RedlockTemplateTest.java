@@ -68,12 +68,20 @@ class RedlockTemplateTest {
     void aLockHeldAcrossTheCloseIsStillReleased() {
         RedlockTemplate closing = clients.template();
         LockHandle held = closing.acquire(key, LockOptions.tryOnce());
+        LockHandle heldAtLeast = closing.acquire(key + ":hold-at-least",
+                LockOptions.tryOnce().withHoldAtLeast(Duration.ofMillis(300)));
 
         closing.close();
         held.release(); // a method that ran across the close still gives its lock back
+        heldAtLeast.release();
 
-        assertThat(clients.template().tryAcquire(key, LockOptions.tryOnce())).as("free at once, not at lease end")
+        RedlockTemplate other = clients.template();
+        assertThat(other.tryAcquire(key, LockOptions.tryOnce())).as("free at once, not at lease end")
                 .isPresent().get().satisfies(LockHandle::release);
+        assertThat(other.tryAcquire(key + ":hold-at-least", LockOptions.tryOnce())).as("within its minimum hold")
+                .isEmpty();
+        assertThat(other.tryAcquire(key + ":hold-at-least", LockOptions.waitFor(Duration.ofSeconds(2))))
+                .as("after its minimum hold").isPresent().get().satisfies(LockHandle::release);
     }
 
     @Test
