@@ -31,7 +31,6 @@
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
 -- Uses lib/restart.lua.
-local lease = tonumber(ARGV[2])
 local takes_grants = not KEYS[5] and ARGV[8] == '1'
 
 -- On a Redlock node, before it grants: how many ms of its restart delay are left (0: none, or not a Redlock node).
@@ -58,7 +57,7 @@ if current == '~turn' then
     if left > 0 then
       return restarting(left)
     end
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
     return token_from_clock()
   end
@@ -67,7 +66,7 @@ elseif not current then
   if left > 0 then
     return restarting(left)
   end
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if ARGV[6] == '1' then
     withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
   end
@@ -75,7 +74,7 @@ elseif not current then
 end
 if current == ARGV[1] then
   -- our own earlier attempt succeeded but its reply was lost: keep it
-  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
   withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
   local last = redis.call('GET', KEYS[2])
   if last then
@@ -88,7 +87,7 @@ if string.sub(current, 1, #granted) == granted then
   -- granted to the caller's client: the caller is its waiting thread (the one thread of the client that asks). A
   -- token of its own, not the grant's: another thread of the client may have held the grant from its message with the
   -- grant's token, and its release not have reached Redis (a broken connection)
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   withdraw_waiter(KEYS[3], KEYS[4], ARGV[3])
   return token_from_clock()
 end

@@ -25,19 +25,26 @@ if ARGV[3] == 'confirm' then
   return 0
 end
 
-local function token_from_clock()
-  return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5])
-end
-
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
+
+local function token_from_clock()
+  return next_fencing_token(now, KEYS[2], ARGV[5])
+end
+
+-- no queue (nobody waits): nothing to prune, withdraw or queue behind
+local queued = redis.call('EXISTS', KEYS[3]) == 1
+if queued then
+  prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
+end
 
 local current = redis.call('GET', KEYS[1])
 if current == ARGV[1] then
   -- a release handed it to the caller (or the caller's earlier reply was lost): confirm it with the full lease
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
+  if queued then
+    withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
+  end
   local last = redis.call('GET', KEYS[2])
   if last then
     return tonumber(last)
@@ -45,10 +52,15 @@ if current == ARGV[1] then
   return token_from_clock()
 end
 if not current then
-  local head = redis.call('ZRANGE', KEYS[3], 0, 0)
+  local head = {}
+  if queued then
+    head = redis.call('ZRANGE', KEYS[3], '0', '0')
+  end
   if #head == 0 or head[1] == ARGV[1] then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
+    if queued then
+      withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
+    end
     return token_from_clock()
   end
 end

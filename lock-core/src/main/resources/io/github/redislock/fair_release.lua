@@ -29,12 +29,16 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   end
   return 0
 end
--- a holder that took the lock from the hand-over message may not have confirmed it yet: it waits no more
-withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
-local head = redis.call('ZRANGE', KEYS[3], 0, 0)
+local head = {}
+-- no queue (nobody waits): nothing to withdraw, prune or hand over
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  -- a holder that took the lock from the hand-over message may not have confirmed it yet: it waits no more
+  withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
+  prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
+  head = redis.call('ZRANGE', KEYS[3], '0', '0')
+end
 if #head == 0 then
   redis.call('DEL', KEYS[1])
   if redis.call('EXISTS', KEYS[5]) == 1 then

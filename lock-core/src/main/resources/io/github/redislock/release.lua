@@ -35,16 +35,28 @@
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
--- a client whose entry went stale waits no more: it must neither keep the lock from the caller's next thread nor
--- be given the turn
-prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
+local handing_over = ARGV[5] and ARGV[5] ~= ''
+-- nobody waits (the uncontended case): no clock, no waiting list to look at
+local waiting = redis.call('EXISTS', KEYS[3]) == 1
+local now, nowMs
+if waiting or handing_over then
+  now = redis.call('TIME')
+  nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+end
+if waiting then
+  -- a client whose entry went stale waits no more: it must neither keep the lock from the caller's next thread nor
+  -- be given the turn
+  if prune_stale_waiters(KEYS[3], KEYS[4], nowMs) > 0 then
+    waiting = redis.call('EXISTS', KEYS[3]) == 1
+  end
+end
 local others = 0
-if ARGV[5] and ARGV[5] ~= '' then
-  others = redis.call('ZCARD', KEYS[3])
-  if others > 0 and redis.call('ZSCORE', KEYS[3], ARGV[8]) then
-    others = others - 1
+if handing_over then
+  if waiting then
+    others = redis.call('ZCARD', KEYS[3])
+    if redis.call('ZSCORE', KEYS[3], ARGV[8]) then
+      others = others - 1
+    end
   end
   if others == 0 then
     redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[6])
@@ -61,9 +73,9 @@ end
 redis.call('DEL', KEYS[1])
 local released = 1
 local grants = ARGV[10] and ARGV[10] ~= ''
-if redis.call('EXISTS', KEYS[3]) == 1 then
+if waiting then
   if grants then
-    local grantee = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    local grantee = redis.call('ZRANGE', KEYS[3], '0', '0')[1]
     local token = string.format('%d', next_fencing_token(now, KEYS[2], ARGV[7]))
     redis.call('SET', KEYS[1], grantee .. ':grant:' .. token, 'PX', ARGV[10])
     withdraw_waiter(KEYS[3], KEYS[4], grantee)

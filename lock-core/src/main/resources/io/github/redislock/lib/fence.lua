@@ -7,18 +7,20 @@
 -- the fence grace (a second) after each acquisition: it only guards the next acquisition against landing in the
 -- same microsecond or behind a small clock step back. A counter kept longer (a Redlock node's, kept for the fence
 -- memory by redlock-fence.lua) keeps its longer TTL: a grant never shortens it.
--- now: a reply of redis.call('TIME'); counter: the lock's fencing counter key; grace: fence grace in ms
+-- now: a reply of redis.call('TIME'); counter: the lock's fencing counter key; grace: fence grace in ms, as the
+-- script's argument (a string: Redis takes a string argument as it is, where it formats a Lua number first, which
+-- costs about as much as the command itself)
 local function next_fencing_token(now, counter, grace)
   local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
   local last = redis.call('GET', counter)
-  local ttl = tonumber(grace)
+  local ttl = grace
   if last then
     last = tonumber(last)
     if token <= last then
       token = last + 1
     end
     local kept = redis.call('PTTL', counter)
-    if kept > ttl then
+    if kept > tonumber(grace) then
       ttl = kept
     end
   end

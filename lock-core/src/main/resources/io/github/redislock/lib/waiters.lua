@@ -23,10 +23,11 @@ local function withdraw_waiter(by_arrival, by_expiry, waiter)
   redis.call('ZREM', by_expiry, waiter)
 end
 
--- Drops waiters whose entries went stale by now_ms (at most 100 a call, so a call's cost stays bounded).
+-- Drops waiters whose entries went stale by now_ms (at most 100 a call, so a call's cost stays bounded); how many.
 local function prune_stale_waiters(by_arrival, by_expiry, now_ms)
-  local stale = redis.call('ZRANGEBYSCORE', by_expiry, '-inf', now_ms, 'LIMIT', 0, 100)
+  local stale = redis.call('ZRANGEBYSCORE', by_expiry, '-inf', now_ms, 'LIMIT', '0', '100')
   for _, waiter in ipairs(stale) do
     withdraw_waiter(by_arrival, by_expiry, waiter)
   end
+  return #stale
 end

@@ -18,7 +18,7 @@ class LockScriptsTest {
         int headerEnd = script.indexOf("-- Uses lib/waiters.lua.\n") + "-- Uses lib/waiters.lua.\n".length();
         assertThat(script.indexOf("local function next_fencing_token")).isGreaterThan(headerEnd);
         assertThat(script.indexOf("local function register_waiter")).isGreaterThan(script.indexOf("local function next_fencing_token"));
-        assertThat(script.indexOf("local function register_waiter")).isLessThan(script.indexOf("local lease = tonumber(ARGV[2])"));
+        assertThat(script.indexOf("local function register_waiter")).isLessThan(script.indexOf("local takes_grants = "));
         assertThat(script.split("local function register_waiter", -1)).hasSize(2);
     }
 
