@@ -36,7 +36,7 @@ local function enter()
   end
   redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
   if redis.call('PTTL', KEYS[2]) < lease then
-    redis.call('PEXPIRE', KEYS[2], lease)
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
   end
   redis.call('SET', KEYS[3], string.format('%d', epoch), 'PX', redis.call('PTTL', KEYS[2]))
   return epoch
@@ -60,7 +60,7 @@ if writer then
     ttl = 1000 -- no expiry: not set by this library; re-check now and then
   end
 else
-  local waiting = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  local waiting = redis.call('ZRANGE', KEYS[5], '0', '0', 'WITHSCORES')
   if #waiting == 0 then
     return enter()
   end

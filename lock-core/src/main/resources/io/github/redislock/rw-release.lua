@@ -35,7 +35,7 @@ else
 end
 if redis.call('EXISTS', KEYS[6]) == 1 then
   prune_stale_waiters(KEYS[6], KEYS[7], nowMs)
-  for _, client in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+  for _, client in ipairs(redis.call('ZRANGE', KEYS[6], '0', '-1')) do
     redis.call('PUBLISH', ARGV[3] .. client, ARGV[4])
   end
 end

@@ -13,7 +13,6 @@
 -- one message per client): a client's threads join its read share in memory, and must stop joining it now.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
-local lease = tonumber(ARGV[2])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
@@ -27,7 +26,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMs)
 local writer = redis.call('GET', KEYS[1])
 if writer == ARGV[1] then
   -- our own earlier attempt succeeded but its reply was lost: keep it
-  redis.call('PEXPIRE', KEYS[1], lease)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('ZREM', KEYS[5], ARGV[1])
   local last = redis.call('GET', KEYS[4])
   if last then
@@ -42,9 +41,9 @@ if writer then
     ttl = 1000
   end
 else
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
   if #first == 0 then
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', lease)
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     redis.call('ZREM', KEYS[5], ARGV[1])
     return new_token()
   end
@@ -63,7 +62,7 @@ if sleep > 0 then
   end
   if added == 1 then
     local told = {}
-    for _, reader in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    for _, reader in ipairs(redis.call('ZRANGE', KEYS[2], '0', '-1')) do
       local client = string.match(reader, '^[^:]+')
       if not told[client] then
         told[client] = true

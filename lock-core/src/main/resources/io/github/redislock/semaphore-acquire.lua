@@ -58,7 +58,7 @@ end
 local wanted = tonumber(ARGV[2])
 if held + wanted <= limit then
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[1])
-  redis.call('HSET', KEYS[2], ARGV[1], wanted)
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
   keep_for(KEYS[1], lease)
   keep_for(KEYS[2], lease)
   if ARGV[9] == '1' then
@@ -68,7 +68,7 @@ if held + wanted <= limit then
 end
 
 local retry = 1000 -- nobody holds permits (the limit is below what is wanted): look again now and then
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[1], '0', '0', 'WITHSCORES')
 if first[2] then
   retry = math.max(1, tonumber(first[2]) - nowMs)
 end

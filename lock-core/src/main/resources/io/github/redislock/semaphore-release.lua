@@ -54,7 +54,7 @@ local function keep_both_for(key, twin, ttl)
 end
 
 local function hand_over()
-  local first = redis.call('ZRANGE', KEYS[3], 0, 0)
+  local first = redis.call('ZRANGE', KEYS[3], '0', '0')
   if first[1] and first[1] ~= ARGV[9] then
     return nil -- another client waited longer: it keeps its place
   end

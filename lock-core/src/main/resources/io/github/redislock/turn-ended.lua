@@ -23,7 +23,7 @@ end
 local now = redis.call('TIME')
 prune_stale_waiters(KEYS[2], KEYS[3], tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
 -- no turn this time: whoever of them is alive takes the lock first (at most 100, so the call's cost stays bounded)
-local waiting = redis.call('ZRANGE', KEYS[2], 0, 99)
+local waiting = redis.call('ZRANGE', KEYS[2], '0', '99')
 for _, client in ipairs(waiting) do
   redis.call('PUBLISH', ARGV[1] .. client, ARGV[2])
 end
