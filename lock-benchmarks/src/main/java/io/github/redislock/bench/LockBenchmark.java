@@ -351,6 +351,7 @@ public final class LockBenchmark {
         long allocated = 0;
         long processCpu = 0;
         long processAllocated = 0;
+        long redisCpu = 0;
         long elapsed = 0;
         for (int block = 0; block < S1_BLOCKS; block++) {
             lockUnlock(lock, S1_BLOCK_WARM_UP); // the floor's calls ran meanwhile: back to back again first
@@ -359,6 +360,7 @@ public final class LockBenchmark {
             long cpuStart = THREADS.getCurrentThreadCpuTime();
             long userCpuStart = THREADS.getCurrentThreadUserTime();
             long allocatedStart = THREADS.getCurrentThreadAllocatedBytes();
+            long redisCpuStart = variant.isEmpty() ? redisCpuMicros(redis) : 0;
             long start = System.nanoTime();
             for (int i = block * perBlock; i < (block + 1) * perBlock; i++) {
                 long t = System.nanoTime();
@@ -367,6 +369,7 @@ public final class LockBenchmark {
                 micros[i] = System.nanoTime() - t;
             }
             elapsed += System.nanoTime() - start;
+            redisCpu += variant.isEmpty() ? redisCpuMicros(redis) - redisCpuStart : 0;
             cpu += THREADS.getCurrentThreadCpuTime() - cpuStart;
             userCpu += THREADS.getCurrentThreadUserTime() - userCpuStart;
             allocated += THREADS.getCurrentThreadAllocatedBytes() - allocatedStart;
@@ -393,6 +396,11 @@ public final class LockBenchmark {
                 processCpu / 1000.0 / samples);
         results.add("S1" + variant + " heap bytes allocated by every thread of the JVM per lock+unlock", contender.name,
                 processAllocated / (double) samples);
+        if (variant.isEmpty()) {
+            // what a lock+unlock costs the Redis server every client shares: its scripts or commands, and reading and
+            // answering the requests (user and system time of the redis-server process, as INFO cpu gives it)
+            results.add(S1_REDIS_CPU_ROW, contender.name, redisCpu / (double) samples);
+        }
         Arrays.sort(micros);
         results.add("S1" + variant + " ops/s", contender.name, opsPerSecond);
         results.add("S1" + variant + " p50 µs", contender.name, micros[samples / 2] / 1000.0);
@@ -1219,6 +1227,17 @@ public final class LockBenchmark {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The Redis server's CPU per lock+unlock in S1 (one Redis), per contender. */
+    static final String S1_REDIS_CPU_ROW = "S1 Redis server's CPU µs per lock+unlock";
+
+    /** The Redis server's user and system CPU time so far, in µs (INFO cpu). */
+    private static long redisCpuMicros(RedisServerProcess redis) {
+        double seconds = redis.command("INFO", "cpu").lines()
+                .filter(line -> line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:"))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.indexOf(':') + 1).trim())).sum();
+        return Math.round(seconds * 1_000_000);
     }
 
     /** EVAL and EVALSHA calls so far (the commands the scripts call are counted apart, under their own names). */
