@@ -46,7 +46,8 @@ local function restarting(left)
 end
 
 local function token_from_clock()
-  return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5])
+  -- only a Redlock node (it has KEYS[5]) keeps the counter longer than the grace
+  return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5], KEYS[5] ~= nil)
 end
 
 local current = redis.call('GET', KEYS[1])

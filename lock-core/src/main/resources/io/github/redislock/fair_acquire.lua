@@ -29,7 +29,7 @@ local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 local function token_from_clock()
-  return next_fencing_token(now, KEYS[2], ARGV[5])
+  return next_fencing_token(now, KEYS[2], ARGV[5], false) -- no fair lock runs on a Redlock node
 end
 
 -- no queue (nobody waits): nothing to prune, withdraw or queue behind

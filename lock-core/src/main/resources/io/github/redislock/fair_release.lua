@@ -57,7 +57,7 @@ end
 -- keep its place, and it takes the lock again should the hand-over expire first
 local nextOwner = head[1]
 redis.call('SET', KEYS[1], nextOwner, 'PX', ARGV[4])
-local token = next_fencing_token(now, KEYS[2], ARGV[5])
+local token = next_fencing_token(now, KEYS[2], ARGV[5], false) -- no fair lock runs on a Redlock node
 -- a waiter id starts with its client's id, which names the client's wake-up channel
 local client = string.match(nextOwner, '^[^:]+')
 -- the message carries the grant, so the waiter can hold the lock without asking again (it confirms in the background),

@@ -37,7 +37,11 @@ for _, holder in ipairs(ended) do
   redis.call('HDEL', KEYS[2], holder)
 end
 
-prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
+-- no waiting list (nobody waits): nothing to prune, and nobody to wake below
+local waiting = redis.call('EXISTS', KEYS[3]) == 1
+if waiting then
+  prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
+end
 
 local function keep_for(key, ttl)
   if redis.call('PTTL', key) < ttl then
@@ -96,6 +100,9 @@ end
 local handed, full
 if ARGV[5] and ARGV[5] ~= '' then
   handed, full = hand_over()
+  if handed and ARGV[10] == '1' then
+    waiting = true -- the hand-over put the releasing client's entry in the waiting list
+  end
 end
 if handed and full == 1 then
   -- nothing is left free: no other waiter could enter now
@@ -108,11 +115,13 @@ end
 -- a waiter id is '<client id>:<thread>' or '<client id>:queue': one message per client reaches all its waiting threads
 local told = {}
 local woken = tonumber(ARGV[4])
-for _, waiter in ipairs(redis.call('ZRANGE', KEYS[3], 0, woken - 1)) do
-  local client = string.match(waiter, '^[^:]+')
-  if not told[client] then
-    told[client] = true
-    redis.call('PUBLISH', ARGV[2] .. client, ARGV[3])
+if waiting then
+  for _, waiter in ipairs(redis.call('ZRANGE', KEYS[3], 0, woken - 1)) do
+    local client = string.match(waiter, '^[^:]+')
+    if not told[client] then
+      told[client] = true
+      redis.call('PUBLISH', ARGV[2] .. client, ARGV[3])
+    end
   end
 end
 if handed then
@@ -121,7 +130,7 @@ if handed then
   end
   return -handed
 end
-if redis.call('ZCARD', KEYS[3]) > woken then
+if waiting and redis.call('ZCARD', KEYS[3]) > woken then
   return held + 2
 end
 return held

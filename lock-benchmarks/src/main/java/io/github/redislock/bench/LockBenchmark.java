@@ -1369,9 +1369,10 @@ public final class LockBenchmark {
                   token from the server clock; Redis's own `INFO commandstats` put them at about 13 µs of server time
                   per lock+unlock on this machine, against about 6 µs for the minimal pair and 2.4 µs for the floor.
                   Since 2026-11-29 the scripts pass numbers on to Redis as the strings the client sent (Redis formats
-                  a Lua number at about the cost of the command it goes to), and a release with nobody waiting reads
-                  neither the clock nor the waiting lists: on one slow day, with `return 1` at 4.5 µs, that took our
-                  lock+unlock from 52-55 to 40 µs of server time, against Redisson's 46-54 µs measured alongside.
+                  a Lua number at about the cost of the command it goes to), a release with nobody waiting reads
+                  neither the clock nor the waiting lists, and an acquisition skips the fencing counter's TTL (only a
+                  Redlock node keeps it longer): on one slow day, with `return 1` at 4.5 µs, that took our lock+unlock
+                  from 51-55 to 33-39 µs of server time, against Redisson's 41-47 µs measured alongside.
                   That work, and the larger request, is what remains of the gap to the floor. (A bigger share was
                   found and removed while profiling: Spring Data Redis checks a `.lua` resource's modification time
                   on every call of a resource-backed script, so the scripts are now read into memory once.) The

@@ -9,8 +9,9 @@
 -- memory by redlock-fence.lua) keeps its longer TTL: a grant never shortens it.
 -- now: a reply of redis.call('TIME'); counter: the lock's fencing counter key; grace: fence grace in ms, as the
 -- script's argument (a string: Redis takes a string argument as it is, where it formats a Lua number first, which
--- costs about as much as the command itself)
-local function next_fencing_token(now, counter, grace)
+-- costs about as much as the command itself); kept_longer: false when the counter cannot be one kept longer (the
+-- caller knows it is not on a Redlock node), which saves reading its TTL; nil or true: it may be
+local function next_fencing_token(now, counter, grace, kept_longer)
   local token = tonumber(now[1]) * 1000000 + tonumber(now[2])
   local last = redis.call('GET', counter)
   local ttl = grace
@@ -19,9 +20,11 @@ local function next_fencing_token(now, counter, grace)
     if token <= last then
       token = last + 1
     end
-    local kept = redis.call('PTTL', counter)
-    if kept > tonumber(grace) then
-      ttl = kept
+    if kept_longer ~= false then
+      local kept = redis.call('PTTL', counter)
+      if kept > tonumber(grace) then
+        ttl = kept
+      end
     end
   end
   redis.call('SET', counter, string.format('%d', token), 'PX', ttl)
