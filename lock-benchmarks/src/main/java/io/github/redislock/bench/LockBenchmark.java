@@ -360,7 +360,7 @@ public final class LockBenchmark {
             long cpuStart = THREADS.getCurrentThreadCpuTime();
             long userCpuStart = THREADS.getCurrentThreadUserTime();
             long allocatedStart = THREADS.getCurrentThreadAllocatedBytes();
-            long redisCpuStart = variant.isEmpty() ? redisCpuMicros(redis) : 0;
+            long redisCpuStart = variant.isEmpty() ? ScaleBenchmark.Servers.cpuMicros(redis) : 0;
             long start = System.nanoTime();
             for (int i = block * perBlock; i < (block + 1) * perBlock; i++) {
                 long t = System.nanoTime();
@@ -369,7 +369,7 @@ public final class LockBenchmark {
                 micros[i] = System.nanoTime() - t;
             }
             elapsed += System.nanoTime() - start;
-            redisCpu += variant.isEmpty() ? redisCpuMicros(redis) - redisCpuStart : 0;
+            redisCpu += variant.isEmpty() ? ScaleBenchmark.Servers.cpuMicros(redis) - redisCpuStart : 0;
             cpu += THREADS.getCurrentThreadCpuTime() - cpuStart;
             userCpu += THREADS.getCurrentThreadUserTime() - userCpuStart;
             allocated += THREADS.getCurrentThreadAllocatedBytes() - allocatedStart;
@@ -1231,14 +1231,6 @@ public final class LockBenchmark {
 
     /** The Redis server's CPU per lock+unlock in S1 (one Redis), per contender. */
     static final String S1_REDIS_CPU_ROW = "S1 Redis server's CPU µs per lock+unlock";
-
-    /** The Redis server's user and system CPU time so far, in µs (INFO cpu). */
-    private static long redisCpuMicros(RedisServerProcess redis) {
-        double seconds = redis.command("INFO", "cpu").lines()
-                .filter(line -> line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:"))
-                .mapToDouble(line -> Double.parseDouble(line.substring(line.indexOf(':') + 1).trim())).sum();
-        return Math.round(seconds * 1_000_000);
-    }
 
     /** EVAL and EVALSHA calls so far (the commands the scripts call are counted apart, under their own names). */
     private static long scriptCalls(RedisServerProcess redis) {

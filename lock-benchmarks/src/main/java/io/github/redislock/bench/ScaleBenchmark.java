@@ -492,11 +492,16 @@ public final class ScaleBenchmark {
         long cpuMicros() {
             long total = 0;
             for (RedisServerProcess master : masters) {
-                Map<String, String> info = info(master.command("INFO", "cpu"));
-                total += Math.round((Double.parseDouble(info.get("used_cpu_user")) + Double.parseDouble(info.get("used_cpu_sys")))
-                        * 1_000_000);
+                total += cpuMicros(master);
             }
             return total;
+        }
+
+        /** One Redis server's CPU (user + system, INFO cpu), in µs, since it started. */
+        static long cpuMicros(RedisServerProcess server) {
+            Map<String, String> info = info(server.command("INFO", "cpu"));
+            return Math.round((Double.parseDouble(info.get("used_cpu_user")) + Double.parseDouble(info.get("used_cpu_sys")))
+                    * 1_000_000);
         }
 
         /**
