@@ -20,7 +20,7 @@ local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 local function new_token()
-  return next_fencing_token(now, KEYS[4], ARGV[5])
+  return next_fencing_token(now, KEYS[4], ARGV[5], false) -- no read/write lock runs on a Redlock node
 end
 
 local function enter()
@@ -35,10 +35,13 @@ local function enter()
     end
   end
   redis.call('ZADD', KEYS[2], nowMs + lease, ARGV[1])
-  if redis.call('PTTL', KEYS[2]) < lease then
+  -- the epoch's token lives as long as the readers (the longest reader lease)
+  local kept = redis.call('PTTL', KEYS[2])
+  if kept < lease then
     redis.call('PEXPIRE', KEYS[2], ARGV[2])
+    kept = ARGV[2]
   end
-  redis.call('SET', KEYS[3], string.format('%d', epoch), 'PX', redis.call('PTTL', KEYS[2]))
+  redis.call('SET', KEYS[3], string.format('%d', epoch), 'PX', kept)
   return epoch
 end
 

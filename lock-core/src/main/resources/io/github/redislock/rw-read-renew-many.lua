@@ -14,7 +14,8 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local held = {}
 for i = 1, #KEYS / 3 do
   local readers, epoch, writers = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-  local owner, lease = ARGV[2 * i - 1], tonumber(ARGV[2 * i])
+  local owner, leaseArg = ARGV[2 * i - 1], ARGV[2 * i]
+  local lease = tonumber(leaseArg)
   local expiry = redis.call('ZSCORE', readers, owner)
   if not expiry or tonumber(expiry) <= nowMs then
     redis.call('ZREM', readers, owner)
@@ -26,9 +27,9 @@ for i = 1, #KEYS / 3 do
     -- the readers and the epoch live as long as the longest reader lease
     for _, key in ipairs({readers, epoch}) do
       if gt then
-        redis.call('PEXPIRE', key, lease, 'GT')
+        redis.call('PEXPIRE', key, leaseArg, 'GT')
       elseif redis.call('PTTL', key) < lease then
-        redis.call('PEXPIRE', key, lease)
+        redis.call('PEXPIRE', key, leaseArg)
       end
     end
     held[i] = '1'

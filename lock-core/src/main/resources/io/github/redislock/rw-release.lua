@@ -21,9 +21,11 @@ elseif ARGV[2] == 'read' then
   if not expiry or tonumber(expiry) <= nowMs then
     return 0
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)
-  if redis.call('ZCARD', KEYS[2]) > 0 then
-    return 1 -- other readers still read: nobody waiting can enter yet
+  -- other readers still read (readers whose lease ended do not count): nobody waiting can enter yet
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    if redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then
+      return 1
+    end
   end
   redis.call('DEL', KEYS[3])
 else

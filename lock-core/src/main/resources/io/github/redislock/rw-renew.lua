@@ -14,9 +14,9 @@ if ARGV[2] == 'write' then
     return 0
   end
   if gt then
-    redis.call('PEXPIRE', KEYS[1], lease, 'GT')
+    redis.call('PEXPIRE', KEYS[1], ARGV[3], 'GT')
   elseif redis.call('PTTL', KEYS[1]) < lease then
-    redis.call('PEXPIRE', KEYS[1], lease)
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
   end
   return 1
 end
@@ -33,9 +33,9 @@ end
 -- the readers and the epoch live as long as the longest reader lease
 for i = 2, 3 do
   if gt then
-    redis.call('PEXPIRE', KEYS[i], lease, 'GT')
+    redis.call('PEXPIRE', KEYS[i], ARGV[3], 'GT')
   elseif redis.call('PTTL', KEYS[i]) < lease then
-    redis.call('PEXPIRE', KEYS[i], lease)
+    redis.call('PEXPIRE', KEYS[i], ARGV[3])
   end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', nowMs)

@@ -17,7 +17,7 @@ local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 local function new_token()
-  return next_fencing_token(now, KEYS[4], ARGV[5])
+  return next_fencing_token(now, KEYS[4], ARGV[5], false) -- no read/write lock runs on a Redlock node
 end
 
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', nowMs)

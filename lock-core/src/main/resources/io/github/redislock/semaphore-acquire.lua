@@ -17,12 +17,16 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lease = tonumber(ARGV[3])
 
 local function token_from_clock()
-  return next_fencing_token(now, KEYS[4], ARGV[8])
+  return next_fencing_token(now, KEYS[4], ARGV[8], false) -- no semaphore runs on a Redlock node
 end
 
-local function keep_for(key, ttl)
-  if redis.call('PTTL', key) < ttl then
-    redis.call('PEXPIRE', key, ttl)
+-- keeps the holders and their permits alive for the lease (ARGV[3], passed on as the string it is: see
+-- lib/fence.lua); every script writes, empties and keeps the two together, so their TTLs are equal and one check
+-- serves both
+local function keep_holders()
+  if redis.call('PTTL', KEYS[1]) < lease then
+    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('PEXPIRE', KEYS[2], ARGV[3])
   end
 end
 
@@ -39,14 +43,20 @@ else
   limit = tonumber(ARGV[4])
   redis.call('SET', KEYS[3], ARGV[4])
 end
-keep_for(KEYS[3], math.max(lease, tonumber(ARGV[5])))
+-- the limit outlives every lease: kept for the longer of the lease and the retention, as the string argument
+local limitTtl = ARGV[5]
+if lease > tonumber(ARGV[5]) then
+  limitTtl = ARGV[3]
+end
+if redis.call('PTTL', KEYS[3]) < tonumber(limitTtl) then
+  redis.call('PEXPIRE', KEYS[3], limitTtl)
+end
 
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   -- our own earlier attempt succeeded but its reply was lost: keep it, with a new token (unlike acquire.lua's
   -- lock, other holders took tokens meanwhile, so the counter's last one may be theirs; the lost one reached nobody)
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[1])
-  keep_for(KEYS[1], lease)
-  keep_for(KEYS[2], lease)
+  keep_holders()
   withdraw_waiter(KEYS[5], KEYS[6], ARGV[6])
   return token_from_clock()
 end
@@ -59,8 +69,7 @@ local wanted = tonumber(ARGV[2])
 if held + wanted <= limit then
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[1])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-  keep_for(KEYS[1], lease)
-  keep_for(KEYS[2], lease)
+  keep_holders()
   if ARGV[9] == '1' then
     withdraw_waiter(KEYS[5], KEYS[6], ARGV[6])
   end

@@ -31,11 +31,6 @@ if expiry and tonumber(expiry) > nowMs then
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-local ended = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowMs)
-for _, holder in ipairs(ended) do
-  redis.call('ZREM', KEYS[1], holder)
-  redis.call('HDEL', KEYS[2], holder)
-end
 
 -- no waiting list (nobody waits): nothing to prune, and nobody to wake below
 local waiting = redis.call('EXISTS', KEYS[3]) == 1
@@ -43,17 +38,14 @@ if waiting then
   prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
 end
 
-local function keep_for(key, ttl)
-  if redis.call('PTTL', key) < ttl then
+-- keeps key (and twin, if given: a key whose TTL is always equal to key's) alive for at least ttl ms, given as a
+-- script argument: Redis takes a string as it is, where it formats a Lua number first (see lib/fence.lua)
+local function keep_for(key, ttl, twin)
+  if redis.call('PTTL', key) < tonumber(ttl) then
     redis.call('PEXPIRE', key, ttl)
-  end
-end
-
--- keep_for for two keys whose TTLs are always equal, checking one
-local function keep_both_for(key, twin, ttl)
-  if redis.call('PTTL', key) < ttl then
-    redis.call('PEXPIRE', key, ttl)
-    redis.call('PEXPIRE', twin, ttl)
+    if twin then
+      redis.call('PEXPIRE', twin, ttl)
+    end
   end
 end
 
@@ -67,6 +59,11 @@ local function hand_over()
     return nil
   end
   limit = tonumber(limit)
+  -- holders whose lease ended hold nothing (a release without a hand-over leaves them to the next acquisition)
+  for _, holder in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowMs)) do
+    redis.call('ZREM', KEYS[1], holder)
+    redis.call('HDEL', KEYS[2], holder)
+  end
   local holding = 0
   for _, permits in ipairs(redis.call('HVALS', KEYS[2])) do
     holding = holding + tonumber(permits)
@@ -77,16 +74,20 @@ local function hand_over()
   end
   local lease = tonumber(ARGV[7])
   redis.call('ZADD', KEYS[1], nowMs + lease, ARGV[5])
-  redis.call('HSET', KEYS[2], ARGV[5], wanted)
+  redis.call('HSET', KEYS[2], ARGV[5], ARGV[6])
   -- the holders and their permits are written, emptied and kept alive together by every script, so their TTLs are
   -- equal: one check serves both (a command less in every hand-over; Redis is what a busy semaphore waits for)
-  keep_both_for(KEYS[1], KEYS[2], lease)
-  keep_for(KEYS[5], math.max(lease, tonumber(ARGV[12])))
+  keep_for(KEYS[1], ARGV[7], KEYS[2])
+  if lease > tonumber(ARGV[12]) then
+    keep_for(KEYS[5], ARGV[7])
+  else
+    keep_for(KEYS[5], ARGV[12])
+  end
   if ARGV[10] == '1' then
     -- its other threads still wait: the client waits on, from the back of the queue
     redis.call('ZADD', KEYS[3], nowMs, ARGV[9])
     redis.call('ZADD', KEYS[4], nowMs + tonumber(ARGV[11]), ARGV[9])
-    keep_both_for(KEYS[3], KEYS[4], tonumber(ARGV[11])) -- the waiting lists too (lib/waiters.lua keeps them as one)
+    keep_for(KEYS[3], ARGV[11], KEYS[4]) -- the waiting lists too (lib/waiters.lua keeps them as one)
   else
     withdraw_waiter(KEYS[3], KEYS[4], ARGV[9])
   end
@@ -94,7 +95,7 @@ local function hand_over()
   if holding + wanted >= limit then
     full = 1
   end
-  return next_fencing_token(now, KEYS[6], ARGV[8]) * 2 + full, full
+  return next_fencing_token(now, KEYS[6], ARGV[8], false) * 2 + full, full -- no semaphore runs on a Redlock node
 end
 
 local handed, full

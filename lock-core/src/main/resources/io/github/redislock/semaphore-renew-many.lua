@@ -10,11 +10,11 @@
 local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local retention = tonumber(ARGV[1])
 local held = {}
 for i = 1, #KEYS / 3 do
   local holders, permits, limit = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-  local holder, lease = ARGV[2 * i], tonumber(ARGV[2 * i + 1])
+  local holder, leaseArg = ARGV[2 * i], ARGV[2 * i + 1]
+  local lease = tonumber(leaseArg)
   local expiry = redis.call('ZSCORE', holders, holder)
   if not expiry or tonumber(expiry) <= nowMs then
     held[i] = '0'
@@ -24,15 +24,18 @@ for i = 1, #KEYS / 3 do
     end
     for _, key in ipairs({holders, permits}) do
       if gt then
-        redis.call('PEXPIRE', key, lease, 'GT')
+        redis.call('PEXPIRE', key, leaseArg, 'GT')
       elseif redis.call('PTTL', key) < lease then
-        redis.call('PEXPIRE', key, lease)
+        redis.call('PEXPIRE', key, leaseArg)
       end
     end
-    local keep = math.max(lease, retention)
+    local keep = ARGV[1] -- the longer of the retention and the lease, passed on as the string argument it is
+    if lease > tonumber(ARGV[1]) then
+      keep = leaseArg
+    end
     if gt then
       redis.call('PEXPIRE', limit, keep, 'GT')
-    elseif redis.call('PTTL', limit) < keep then
+    elseif redis.call('PTTL', limit) < tonumber(keep) then
       redis.call('PEXPIRE', limit, keep)
     end
     held[i] = '1'

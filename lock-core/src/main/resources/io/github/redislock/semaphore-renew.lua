@@ -18,15 +18,18 @@ if tonumber(expiry) < nowMs + lease then
 end
 for i = 1, 2 do
   if gt then
-    redis.call('PEXPIRE', KEYS[i], lease, 'GT')
+    redis.call('PEXPIRE', KEYS[i], ARGV[2], 'GT')
   elseif redis.call('PTTL', KEYS[i]) < lease then
-    redis.call('PEXPIRE', KEYS[i], lease)
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
   end
 end
-local keep = math.max(lease, tonumber(ARGV[3]))
+local keep = ARGV[3]
+if lease > tonumber(ARGV[3]) then
+  keep = ARGV[2]
+end
 if gt then
   redis.call('PEXPIRE', KEYS[3], keep, 'GT')
-elseif redis.call('PTTL', KEYS[3]) < keep then
+elseif redis.call('PTTL', KEYS[3]) < tonumber(keep) then
   redis.call('PEXPIRE', KEYS[3], keep)
 end
 return 1
