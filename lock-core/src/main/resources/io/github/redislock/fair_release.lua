@@ -29,11 +29,16 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   end
   return 0
 end
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+-- the server clock, read only when someone waits (a release nobody waits for needs none)
+local now, nowMs
+local function read_clock()
+  now = redis.call('TIME')
+  nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+end
 local head = {}
 -- no queue (nobody waits): nothing to withdraw, prune or hand over
 if redis.call('EXISTS', KEYS[3]) == 1 then
+  read_clock()
   -- a holder that took the lock from the hand-over message may not have confirmed it yet: it waits no more
   withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
   prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
@@ -42,6 +47,9 @@ end
 if #head == 0 then
   redis.call('DEL', KEYS[1])
   if redis.call('EXISTS', KEYS[5]) == 1 then
+    if not now then
+      read_clock()
+    end
     prune_stale_waiters(KEYS[5], KEYS[6], nowMs)
     local woken = tonumber(ARGV[8])
     for _, client in ipairs(redis.call('ZRANGE', KEYS[5], 0, woken - 1)) do
