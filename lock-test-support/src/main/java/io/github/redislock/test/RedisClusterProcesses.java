@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A Redis Cluster of real {@code redis-server} processes on free loopback ports (masters only, all
  * 16384 slots assigned), created with {@code redis-cli --cluster create}.
@@ -102,12 +104,18 @@ public final class RedisClusterProcesses implements AutoCloseable {
         throw new IllegalStateException("cluster did not reach cluster_state:ok: " + masters.get(0).command("CLUSTER", "INFO"));
     }
 
+    /** redis-cli next to the redis-server binary, else on the PATH (the embedded Redis 6.2 comes without one). */
     private static Path redisCli() {
         Path cli = RedisServerProcess.binary().resolveSibling("redis-cli");
-        if (!Files.isExecutable(cli)) {
-            throw new IllegalStateException("redis-cli is needed to create a cluster and is not next to " + RedisServerProcess.binary());
+        if (Files.isExecutable(cli)) {
+            return cli;
         }
-        return cli;
+        @Nullable Path onPath = RedisServerProcess.onPath("redis-cli");
+        if (onPath == null) {
+            throw new IllegalStateException("redis-cli is needed to create a cluster and is neither next to "
+                    + RedisServerProcess.binary() + " nor on the PATH");
+        }
+        return onPath;
     }
 
     private static void run(List<String> command, Path dir) {

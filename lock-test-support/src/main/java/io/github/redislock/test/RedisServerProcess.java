@@ -21,15 +21,25 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A real {@code redis-server} process on a free loopback port, for tests and benchmarks.
  * <p>
  * Uses the {@code redis-server} binary on the PATH, else the Linux/macOS binary shipped inside
- * {@code com.github.codemonstur:embedded-redis}. It never binds, uses or flushes port 6379: that
+ * {@code com.github.codemonstur:embedded-redis} (Redis 6.2); the system property {@value #BINARY_PROPERTY} picks one:
+ * {@code embedded} for that Redis 6.2 even when another is on the PATH (lock-core's {@code redis-6.2} tests), or a
+ * path. It never binds, uses or flushes port 6379: that
  * Redis belongs to the machine. The process can be stopped, killed with SIGKILL, paused with
  * SIGSTOP and restarted on the same port, which is what the fault tests need.
  */
 public final class RedisServerProcess implements AutoCloseable {
+
+    /**
+     * The system property naming the {@code redis-server} binary: {@code embedded} (the Redis 6.2 inside
+     * embedded-redis) or a path; unset, the one on the PATH, else the embedded one.
+     */
+    public static final String BINARY_PROPERTY = "redislock.test.redis-server";
 
     /** Redis Cluster binds its bus on the port plus this. */
     private static final int BUS_OFFSET = 10000;
@@ -334,18 +344,47 @@ public final class RedisServerProcess implements AutoCloseable {
 
     private static Path binaryPath;
 
-    /** The redis-server binary: on the PATH, else extracted from embedded-redis. */
+    /**
+     * The redis-server binary: the one {@value #BINARY_PROPERTY} names, else the one on the PATH, else the one
+     * extracted from embedded-redis.
+     */
     public static synchronized Path binary() {
         if (binaryPath != null) {
             return binaryPath;
         }
+        String chosen = System.getProperty(BINARY_PROPERTY, "");
+        if (chosen.equals("embedded")) {
+            return binaryPath = extractEmbeddedBinary();
+        }
+        if (!chosen.isEmpty()) {
+            if (!Files.isExecutable(Path.of(chosen))) {
+                throw new IllegalStateException(BINARY_PROPERTY + "=" + chosen + " is not an executable file");
+            }
+            return binaryPath = Path.of(chosen);
+        }
+        Path onPath = onPath("redis-server");
+        return binaryPath = onPath != null ? onPath : extractEmbeddedBinary();
+    }
+
+    /** The executable {@code name} in a directory of the PATH, or {@code null}. */
+    static @Nullable Path onPath(String name) {
         for (String entry : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-            Path candidate = Path.of(entry, "redis-server");
-            if (Files.isExecutable(candidate)) {
-                return binaryPath = candidate;
+            Path candidate = Path.of(entry, name);
+            if (!entry.isEmpty() && Files.isExecutable(candidate)) {
+                return candidate;
             }
         }
-        return binaryPath = extractEmbeddedBinary();
+        return null;
+    }
+
+    /** The server's major version (6 for Redis 6.2.11), from {@code INFO server}. */
+    public int majorVersion() {
+        for (String line : command("INFO", "server").split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                return Integer.parseInt(line.substring("redis_version:".length()).split("\\.")[0]);
+            }
+        }
+        throw new IllegalStateException("INFO server on port " + port + " names no redis_version");
     }
 
     private static Path extractEmbeddedBinary() {
