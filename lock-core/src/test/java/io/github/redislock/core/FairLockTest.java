@@ -139,12 +139,15 @@ class FairLockTest {
         awaitSubscription(second);
         String fairAcquire = "\"" + FairLockScripts.FAIR_ACQUIRE.getSha1() + "\"";
         String fairRelease = "\"" + FairLockScripts.FAIR_RELEASE.getSha1() + "\"";
+        Predicate<String> waitersRequest = line -> line.contains(fairAcquire)
+                && line.contains(second.clientId()) && line.contains("\"1\"");
         try (RedisMonitor monitor = new RedisMonitor(server)) {
+            // release just after one of the waiter's refreshes (every REFRESH_MILLIS), so that its next one cannot
+            // reach Redis between the hand-over and its message and take the lock by asking, with nothing to confirm
+            monitor.awaitCount(waitersRequest, 1, Duration.ofSeconds(2), "refreshes by the waiter");
             held.release();
             Predicate<String> waitersConfirmation = confirmationBy(second);
             monitor.awaitCount(waitersConfirmation, 1, Duration.ofSeconds(5), "confirmations by the waiter");
-            Predicate<String> waitersRequest = line -> line.contains(fairAcquire)
-                    && line.contains(second.clientId()) && line.contains("\"1\"");
             assertThat(monitor.countAfterLast(line -> line.contains(fairRelease) && !line.contains("lua"), waitersRequest))
                     .as("requests of the waiter for the lock after the release").isZero();
             assertThat(redis.getExpire("redis-lock:{" + key + "}", TimeUnit.MILLISECONDS))
