@@ -12,6 +12,7 @@
 -- Holders whose lease ended are dropped first, so a crashed holder's permits come back by themselves.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
+-- Uses lib/keep.lua.
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lease = tonumber(ARGV[3])
@@ -20,14 +21,10 @@ local function token_from_clock()
   return next_fencing_token(now, KEYS[4], ARGV[8], false) -- no semaphore runs on a Redlock node
 end
 
--- keeps the holders and their permits alive for the lease (ARGV[3], passed on as the string it is: see
--- lib/fence.lua); every script writes, empties and keeps the two together, so their TTLs are equal and one check
--- serves both
+-- keeps the holders and their permits alive for the lease: every script writes, empties and keeps the two together,
+-- so their TTLs are equal
 local function keep_holders()
-  if redis.call('PTTL', KEYS[1]) < lease then
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
-    redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  end
+  keep_for(KEYS[1], ARGV[3], KEYS[2])
 end
 
 local ended = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowMs)
@@ -43,14 +40,8 @@ else
   limit = tonumber(ARGV[4])
   redis.call('SET', KEYS[3], ARGV[4])
 end
--- the limit outlives every lease: kept for the longer of the lease and the retention, as the string argument
-local limitTtl = ARGV[5]
-if lease > tonumber(ARGV[5]) then
-  limitTtl = ARGV[3]
-end
-if redis.call('PTTL', KEYS[3]) < tonumber(limitTtl) then
-  redis.call('PEXPIRE', KEYS[3], limitTtl)
-end
+-- the limit outlives every lease: kept for the longer of the lease and the retention
+keep_for(KEYS[3], longer_arg(ARGV[3], ARGV[5]))
 
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   -- our own earlier attempt succeeded but its reply was lost: keep it, with a new token (unlike acquire.lua's

@@ -22,6 +22,7 @@
 -- wait, goes to the back of the queue, so a waiting client is never passed over twice in a row by a release.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
+-- Uses lib/keep.lua.
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -36,17 +37,6 @@ redis.call('HDEL', KEYS[2], ARGV[1])
 local waiting = redis.call('EXISTS', KEYS[3]) == 1
 if waiting then
   prune_stale_waiters(KEYS[3], KEYS[4], nowMs)
-end
-
--- keeps key (and twin, if given: a key whose TTL is always equal to key's) alive for at least ttl ms, given as a
--- script argument: Redis takes a string as it is, where it formats a Lua number first (see lib/fence.lua)
-local function keep_for(key, ttl, twin)
-  if redis.call('PTTL', key) < tonumber(ttl) then
-    redis.call('PEXPIRE', key, ttl)
-    if twin then
-      redis.call('PEXPIRE', twin, ttl)
-    end
-  end
 end
 
 local function hand_over()
@@ -78,11 +68,7 @@ local function hand_over()
   -- the holders and their permits are written, emptied and kept alive together by every script, so their TTLs are
   -- equal: one check serves both (a command less in every hand-over; Redis is what a busy semaphore waits for)
   keep_for(KEYS[1], ARGV[7], KEYS[2])
-  if lease > tonumber(ARGV[12]) then
-    keep_for(KEYS[5], ARGV[7])
-  else
-    keep_for(KEYS[5], ARGV[12])
-  end
+  keep_for(KEYS[5], longer_arg(ARGV[7], ARGV[12]))
   if ARGV[10] == '1' then
     -- its other threads still wait: the client waits on, from the back of the queue
     redis.call('ZADD', KEYS[3], nowMs, ARGV[9])

@@ -7,6 +7,7 @@
 -- the lease), '0' when not (its lease ended, or Redis lost them).
 -- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortens' in the
 -- same call; before, PTTL is asked first.
+-- Uses lib/keep.lua.
 local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -25,18 +26,15 @@ for i = 1, #KEYS / 3 do
     for _, key in ipairs({holders, permits}) do
       if gt then
         redis.call('PEXPIRE', key, leaseArg, 'GT')
-      elseif redis.call('PTTL', key) < lease then
-        redis.call('PEXPIRE', key, leaseArg)
+      else
+        keep_for(key, leaseArg)
       end
     end
-    local keep = ARGV[1] -- the longer of the retention and the lease, passed on as the string argument it is
-    if lease > tonumber(ARGV[1]) then
-      keep = leaseArg
-    end
+    local keep = longer_arg(leaseArg, ARGV[1])
     if gt then
       redis.call('PEXPIRE', limit, keep, 'GT')
-    elseif redis.call('PTTL', limit) < tonumber(keep) then
-      redis.call('PEXPIRE', limit, keep)
+    else
+      keep_for(limit, keep)
     end
     held[i] = '1'
   end

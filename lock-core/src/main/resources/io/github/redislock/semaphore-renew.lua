@@ -5,6 +5,7 @@
 -- or Redis lost them).
 -- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortens' in the
 -- same call; before, PTTL is asked first.
+-- Uses lib/keep.lua.
 local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -19,17 +20,14 @@ end
 for i = 1, 2 do
   if gt then
     redis.call('PEXPIRE', KEYS[i], ARGV[2], 'GT')
-  elseif redis.call('PTTL', KEYS[i]) < lease then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  else
+    keep_for(KEYS[i], ARGV[2])
   end
 end
-local keep = ARGV[3]
-if lease > tonumber(ARGV[3]) then
-  keep = ARGV[2]
-end
+local keep = longer_arg(ARGV[2], ARGV[3])
 if gt then
   redis.call('PEXPIRE', KEYS[3], keep, 'GT')
-elseif redis.call('PTTL', KEYS[3]) < tonumber(keep) then
-  redis.call('PEXPIRE', KEYS[3], keep)
+else
+  keep_for(KEYS[3], keep)
 end
 return 1

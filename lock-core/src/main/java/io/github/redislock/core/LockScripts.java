@@ -28,7 +28,8 @@ import org.springframework.util.StreamUtils;
  * resource-backed {@code DefaultRedisScript} checks the file's modification time on every call, which
  * costs more than the script itself. Redis scripts cannot include files, so a script whose header comment has the
  * line {@code -- Uses lib/fence.lua.} gets the text of {@code lib/fence.lua} (its fencing-token function) put after
- * that header as it is read, and likewise {@code lib/waiters.lua} (registering, withdrawing and pruning waiters):
+ * that header as it is read, and likewise {@code lib/waiters.lua} (registering, withdrawing and pruning waiters) and
+ * {@code lib/keep.lua} (keeping a semaphore's keys alive):
  * what every lock type does alike is written once, and each script sent to Redis is still whole (and its SHA
  * covers the libraries). The header stays first, so a script still begins by saying what it does.
  */
@@ -40,7 +41,8 @@ final class LockScripts implements LockStore {
     private static final Map<String, String> LIBRARIES = Map.of(
             "lib/fence.lua", read("lib/fence.lua"),
             "lib/waiters.lua", read("lib/waiters.lua"),
-            "lib/restart.lua", read("lib/restart.lua"));
+            "lib/restart.lua", read("lib/restart.lua"),
+            "lib/keep.lua", read("lib/keep.lua"));
     /** The names of the functions each library defines, to catch a script calling one without its header line. */
     private static final Map<String, List<String>> LIBRARY_FUNCTIONS = LIBRARIES.entrySet().stream().collect(
             Collectors.toMap(Map.Entry::getKey, library -> Pattern.compile("(?m)^local function (\\w+)")
