@@ -79,6 +79,9 @@ final class BatchRenewal implements Renewer.Many {
 
     @Override
     public String nodeOf(String key) {
+        if (!redis.isClusterOrUnknown()) {
+            return null; // one Redis: no key to build, no slot to hash
+        }
         return redis.masterOf(redisKeys.apply(key).get(0));
     }
 

@@ -24,8 +24,22 @@ final class LocalLock {
      * holding it read, never a later one with the same owner (a hand-over adopted with another lease). A pass in
      * memory ({@link #passInMemory()}) keeps it: the Redis lock is the same, only the local holder and {@link #token}
      * change, so a loss of it is a loss for whichever thread holds it then.
+     * <p>
+     * Equal only to itself: each is one taking of one lock, and two of them can carry the same fields (two keys granted
+     * the same fencing token to this client by message have the same owner id). The watchdog keys its renewals in
+     * flight by holding, and a holding it hashes is then one header read, not four fields.
      */
     record Holding(String owner, long token, long leaseNanos, boolean renewing) {
+
+        @Override
+        public boolean equals(Object other) {
+            return this == other;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
+        }
     }
 
     /** The allowance for clock drift that the local view of a lease ends before Redis's can: 1% plus 2ms. */

@@ -261,8 +261,8 @@ final class Watchdog implements AutoCloseable {
         String invalid = lock.invalidReason();
         if (invalid != null) {
             markLost(lock, renewer, holding, invalid);
-        } else if (!inFlight.containsKey(holding)
-                && System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3 - holding.leaseNanos() / TICKS_PER_LEASE) {
+        } else if (System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3 - holding.leaseNanos() / TICKS_PER_LEASE
+                && !inFlight.containsKey(holding)) { // most holdings at most looks are not due: the clock first
             return new Due(lock, renewer, holding);
         }
         return null;
