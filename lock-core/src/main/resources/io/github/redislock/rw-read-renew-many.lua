@@ -2,7 +2,8 @@
 -- never shortened.
 -- KEYS[3i-2] the i-th share's readers (zset: owner -> lease end ms), KEYS[3i-1] its read epoch token, KEYS[3i] its
 -- writers waiting, as in rw-read-acquire.lua (in Redis Cluster all in one hash slot)
--- ARGV[2i-1] the i-th share's owner id, ARGV[2i] its lease in ms
+-- ARGV[i] the i-th share's owner id, ARGV[#KEYS / 3 + 1] the lease in ms of them all (the watchdog batches holdings
+-- of one lease)
 -- Returns a string of one character per share, in order: '1' when the owner still reads (its lease now at least
 -- the lease), '2' when it does and a writer waits (its client then stops letting threads join the share), '0' when
 -- its share is gone (its lease ended, or Redis lost it).
@@ -11,11 +12,13 @@
 local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local n = #KEYS / 3
+local leaseArg = ARGV[n + 1]
+local lease = tonumber(leaseArg)
 local held = {}
-for i = 1, #KEYS / 3 do
+for i = 1, n do
   local readers, epoch, writers = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-  local owner, leaseArg = ARGV[2 * i - 1], ARGV[2 * i]
-  local lease = tonumber(leaseArg)
+  local owner = ARGV[i]
   local expiry = redis.call('ZSCORE', readers, owner)
   if not expiry or tonumber(expiry) <= nowMs then
     redis.call('ZREM', readers, owner)

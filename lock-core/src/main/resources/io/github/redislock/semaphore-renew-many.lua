@@ -2,7 +2,8 @@
 -- semaphore-renew.lua does one: never shortened.
 -- KEYS[3i-2] the i-th semaphore's holders (zset: holder id -> lease end ms), KEYS[3i-1] its permits per holder
 -- (hash), KEYS[3i] its permit limit (in Redis Cluster all in one hash slot)
--- ARGV[1] how long a stored limit is kept unused, in ms; ARGV[2i] the i-th holder id, ARGV[2i+1] its lease in ms
+-- ARGV[1] how long a stored limit is kept unused, in ms; ARGV[i + 1] the i-th holder id; ARGV[#KEYS / 3 + 2] the
+-- lease in ms of them all (the watchdog batches holdings of one lease)
 -- Returns a string of one character per holder, in order: '1' when it still has its permits (its lease now at least
 -- the lease), '0' when not (its lease ended, or Redis lost them).
 -- On Redis 7.0 and later (which sets redis.REDIS_VERSION_NUM) PEXPIRE's GT flag does the 'never shortens' in the
@@ -11,11 +12,14 @@
 local gt = redis.REDIS_VERSION_NUM ~= nil
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local n = #KEYS / 3
+local leaseArg = ARGV[n + 2]
+local lease = tonumber(leaseArg)
+local keep = longer_arg(leaseArg, ARGV[1])
 local held = {}
-for i = 1, #KEYS / 3 do
+for i = 1, n do
   local holders, permits, limit = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
-  local holder, leaseArg = ARGV[2 * i], ARGV[2 * i + 1]
-  local lease = tonumber(leaseArg)
+  local holder = ARGV[i + 1]
   local expiry = redis.call('ZSCORE', holders, holder)
   if not expiry or tonumber(expiry) <= nowMs then
     held[i] = '0'
@@ -30,7 +34,6 @@ for i = 1, #KEYS / 3 do
         keep_for(key, leaseArg)
       end
     end
-    local keep = longer_arg(leaseArg, ARGV[1])
     if gt then
       redis.call('PEXPIRE', limit, keep, 'GT')
     else

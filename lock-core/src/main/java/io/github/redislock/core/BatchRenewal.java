@@ -16,7 +16,8 @@ import org.springframework.data.redis.core.script.RedisScript;
 /**
  * The watchdog's batched renewal of one lock type: a {@code *-renew-many.lua} script that renews many holdings in one
  * call and answers with one character per holding ('1' renewed, '0' gone). Its KEYS are each holding's Redis keys, one
- * holding after another; its ARGV the script's shared arguments, then each holding's owner id and lease in ms. In Redis
+ * holding after another; its ARGV the script's shared arguments, then each holding's owner id, then their lease in ms
+ * (one call per lease: Redis makes a string of every argument, and the watchdog's holdings share one lease). In Redis
  * Cluster, {@link #nodeOf} says which master serves a holding (the watchdog batches each master's holdings apart), and
  * a batch goes to its master as one call of the script's per-master form ({@link #perMaster}: Redis 7.0 and later),
  * else as one call per hash slot.
@@ -91,6 +92,11 @@ final class BatchRenewal implements Renewer.Many {
 
     @Override
     public Renewer.Replies renew(List<String> keys, List<String> owners, long[] leaseMillis) {
+        for (long lease : leaseMillis) {
+            if (lease != leaseMillis[0]) {
+                return renewByLease(keys, owners, leaseMillis);
+            }
+        }
         if (!redis.isCluster()) {
             List<Integer> all = new ArrayList<>(keys.size());
             for (int i = 0; i < keys.size(); i++) {
@@ -145,6 +151,37 @@ final class BatchRenewal implements Renewer.Many {
             } catch (RuntimeException e) { // that slot's node: the others still count
                 failure = e;
                 redis.clusterNodes.lookUpSoon(); // in case the slot moved (a failover, a resharding)
+            }
+        }
+        return new Renewer.Replies(new String(outcomes), failure);
+    }
+
+    /**
+     * Renews holdings of several leases (rare: the watchdog batches holdings of one lease, and renews a hand-over
+     * adopted with a lease of its own alone) as one call per lease, since the script takes one lease for all.
+     */
+    private Renewer.Replies renewByLease(List<String> keys, List<String> owners, long[] leaseMillis) {
+        Map<Long, List<Integer>> byLease = new LinkedHashMap<>();
+        for (int i = 0; i < keys.size(); i++) {
+            byLease.computeIfAbsent(leaseMillis[i], lease -> new ArrayList<>()).add(i);
+        }
+        char[] outcomes = new char[keys.size()];
+        RuntimeException failure = null;
+        for (Map.Entry<Long, List<Integer>> lease : byLease.entrySet()) {
+            List<Integer> which = lease.getValue();
+            long[] leases = new long[which.size()];
+            Arrays.fill(leases, lease.getKey());
+            Renewer.Replies replies;
+            try {
+                replies = renew(which.stream().map(keys::get).toList(), which.stream().map(owners::get).toList(), leases);
+            } catch (RuntimeException e) {
+                replies = new Renewer.Replies(String.valueOf(Renewer.Replies.NOT_ASKED).repeat(which.size()), e);
+            }
+            for (int j = 0; j < which.size(); j++) {
+                outcomes[which.get(j)] = replies.outcomes().charAt(j);
+            }
+            if (replies.failure() != null) {
+                failure = replies.failure();
             }
         }
         return new Renewer.Replies(new String(outcomes), failure);
@@ -209,16 +246,19 @@ final class BatchRenewal implements Renewer.Many {
         return false;
     }
 
-    /** The script's arguments for the holdings {@code which}, whose Redis keys it adds to {@code scriptKeys}. */
+    /**
+     * The script's arguments for the holdings {@code which}, whose Redis keys it adds to {@code scriptKeys}: the shared
+     * ones, each holding's owner id, then their lease (one for all, see {@link #renew}).
+     */
     private String[] scriptArgs(List<String> owners, long[] leaseMillis, List<Integer> which, List<String> scriptKeys,
             List<String> keys) {
-        String[] args = Arrays.copyOf(sharedArgs, sharedArgs.length + 2 * which.size());
+        String[] args = Arrays.copyOf(sharedArgs, sharedArgs.length + which.size() + 1);
         int arg = sharedArgs.length;
         for (int i : which) {
             scriptKeys.addAll(redisKeys.apply(keys.get(i)));
             args[arg++] = owners.get(i);
-            args[arg++] = Long.toString(leaseMillis[i]);
         }
+        args[arg] = Long.toString(leaseMillis[which.get(0)]);
         return args;
     }
 

@@ -238,7 +238,7 @@ final class Watchdog implements AutoCloseable {
                     return;
                 }
                 BatchKey key = new BatchKey(renewer.many(), renewer.many().nodeOf(lock.key),
-                        renewer.many().batchOf(lock.key));
+                        renewer.many().batchOf(lock.key), due.holding().leaseNanos());
                 List<Due> batch = batches.computeIfAbsent(key, k -> new ArrayList<>());
                 batch.add(due);
                 if (batch.size() == MAX_BATCH) {
@@ -437,10 +437,11 @@ final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Which batch a due holding joins: its renewer's batched call, the Redis node that serves it, and the group of that
-     * node's holdings one batch may take ({@link Renewer.Many#batchOf}).
+     * Which batch a due holding joins: its renewer's batched call, the Redis node that serves it, the group of that
+     * node's holdings one batch may take ({@link Renewer.Many#batchOf}), and its lease (a batched call sends one lease
+     * for all its holdings; the watchdog's are the same but for a hand-over adopted with a lease of its own).
      */
-    private record BatchKey(Renewer.Many many, String node, int group) {
+    private record BatchKey(Renewer.Many many, String node, int group, long leaseNanos) {
     }
 
     /** A holding due for renewal, as the tick read it. */

@@ -83,14 +83,35 @@ class RedisWatchdogTest {
         redis.opsForValue().set(lockKey(key + ":taken"), "someone-else", Duration.ofSeconds(10));
 
         String reply = redis.execute(renewMany, List.of(lockKey(key + ":long"), lockKey(key + ":short"),
-                lockKey(key + ":taken"), lockKey(key + ":gone")), "owner-1", "30000", "owner-2", "30000", "owner-3",
-                "30000", "owner-4", "30000");
+                lockKey(key + ":taken"), lockKey(key + ":gone")), "owner-1", "owner-2", "owner-3", "owner-4", "30000");
 
         assertThat(reply).as("per lock: held, held, another owner's, gone").isEqualTo("1100");
         assertThat(ttl(lockKey(key + ":long"))).isGreaterThan(50_000);
         assertThat(ttl(lockKey(key + ":short"))).isGreaterThan(20_000);
         assertThat(ttl(lockKey(key + ":taken"))).as("not ours: untouched").isLessThanOrEqualTo(10_000);
         assertThat(redis.hasKey(lockKey(key + ":gone"))).isFalse();
+    }
+
+    /** The batched script takes one lease for all its holdings: holdings of several leases go out as a call per lease. */
+    @Test
+    void aBatchOfHoldingsWithDifferentLeasesRenewsEachToItsOwnLease() {
+        RedisLockTemplate template = clients.lockTemplate();
+        Renewer.Many many = template.watchdog().exclusiveRenewer().many();
+        List<String> names = List.of(key + ":a", key + ":b", key + ":c", key + ":d");
+        for (String name : names) {
+            redis.opsForValue().set(lockKey(name), "owner-" + name, Duration.ofSeconds(5));
+        }
+        redis.opsForValue().set(lockKey(key + ":c"), "someone-else", Duration.ofSeconds(5));
+
+        Renewer.Replies replies = many.renew(names, names.stream().map(name -> "owner-" + name).toList(),
+                new long[] {30_000, 60_000, 30_000, 90_000});
+
+        assertThat(replies.failure()).isNull();
+        assertThat(replies.outcomes()).as("per lock, in the order asked").isEqualTo("1101");
+        assertThat(ttl(lockKey(key + ":a"))).isBetween(20_000L, 30_000L);
+        assertThat(ttl(lockKey(key + ":b"))).isBetween(50_000L, 60_000L);
+        assertThat(ttl(lockKey(key + ":c"))).as("not ours: untouched").isLessThanOrEqualTo(5_000);
+        assertThat(ttl(lockKey(key + ":d"))).isBetween(80_000L, 90_000L);
     }
 
     /** A write lock's renewal as {@code renew.lua}'s; a read share's extends its entry, the readers and the epoch. */
@@ -146,8 +167,7 @@ class RedisWatchdogTest {
             keys.addAll(List.of(share.get(1), share.get(2), share.get(4)));
         }
 
-        String reply = redis.execute(renewMany, keys, "reader-1", "30000", "reader-2", "30000", "reader-3", "30000",
-                "reader-4", "30000");
+        String reply = redis.execute(renewMany, keys, "reader-1", "reader-2", "reader-3", "reader-4", "30000");
 
         assertThat(reply).as("per share: held, held, gone, held with a writer waiting").isEqualTo("1102");
         assertThat(ttl(longShare.get(1))).isGreaterThan(50_000);
@@ -197,8 +217,7 @@ class RedisWatchdogTest {
         keys.addAll(shortHeld);
         keys.addAll(gone);
 
-        String reply = redis.execute(renewMany, keys, "90000", "holder-1", "30000", "holder-2", "30000", "holder-3",
-                "30000");
+        String reply = redis.execute(renewMany, keys, "90000", "holder-1", "holder-2", "holder-3", "30000");
 
         assertThat(reply).as("per holder: held, held, gone").isEqualTo("110");
         assertThat(ttl(longHeld.get(0))).isGreaterThan(50_000);
