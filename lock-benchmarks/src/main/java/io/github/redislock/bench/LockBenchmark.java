@@ -1406,8 +1406,9 @@ public final class LockBenchmark {
                 - **S1 on Lettuce.** Lettuce hands each call to its event loop thread to be written and completes the
                   reply there, so a caller that parks on the reply pays a thread wake-up per call on top of the round
                   trip; Spring Data Redis's own two EVALSHA calls (the floor row) do. Ours spins on the reply for up to
-                  500 µs (yielding the processor on every turn) when it is the only lock call in flight and the
-                  machine's other processes leave this JVM a processor, which keeps the caller's core awake and the
+                  500 µs (yielding the processor on every turn) when it is the only lock call in flight, the
+                  machine's other processes leave this JVM a processor and spun calls lately got their replies at
+                  least a fifth sooner than parked ones (since 2026-11-29), which keeps the caller's core awake and the
                   reply's way short: faster than the Lettuce floor, often faster than Jedis, whose caller sleeps in
                   the kernel until the reply. The price is the calling thread's CPU while it waits (the CPU row).
                   Until 2026-11-26 the spin was at most 100 µs: on this machine 3-10 % of the replies came later, and

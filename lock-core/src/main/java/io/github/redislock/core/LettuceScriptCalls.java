@@ -298,12 +298,14 @@ final class LettuceScriptCalls {
      *     lock+unlock allocated on a busy S1.) With 4 JVMs on one key on 2 cores (the benchmark's S3 across JVMs on Lettuce), runs taken in
      *     turn gave about 1,300 hand-overs a second spinning, 1,800 to 2,200 with this check; S1 kept spinning;</li>
      *     <li>not on a virtual thread, whose carrier would be kept from other virtual threads;</li>
-     *     <li>spinning paid lately: lone calls that spun got their replies no later than lone calls that parked
-     *     (moving averages over about the last {@link #AVERAGE_OVER} calls of each kind). While it pays, every
+     *     <li>spinning paid lately: lone calls that spun got their replies at least a fifth
+     *     ({@link ReplyWait#SPIN_GAIN_PERCENT}) sooner than lone calls that parked (moving averages over about the last
+     *     {@link #AVERAGE_OVER} calls of each kind). While it pays, every
      *     {@link #PROBE_EVERY}th lone call parks to keep the parked figure current; while it does not, every
      *     {@link #PROBE_EVERY}th spins. Whether it pays changes with the machine: on this project's 2-core benchmark
      *     machine one day the spin took S1 on Lettuce to 0.61x its parked floor, another day to 1.3-1.4x it, where
-     *     runs taken in turn with this check gave 1.06x and half the calling thread's CPU.</li>
+     *     runs taken in turn with this check gave 1.06x and half the calling thread's CPU. On a third day spinning
+     *     took S1's p50 only to about 0.9x that of parking, at 1.7x the calling thread's CPU: hence the fifth.</li>
      * </ul>
      * The spin yields the processor on every turn ({@link Thread#yield()}): a thread that needs it (Lettuce's event
      * loop, a Redis server on the same host, the lock calls of other JVMs) runs first, and only a processor with
@@ -318,6 +320,11 @@ final class LettuceScriptCalls {
     static final class ReplyWait {
 
         static final long SPIN_NANOS = 500_000;
+        /**
+         * How much sooner, in per cent of a parked call's wait, spun calls must get their replies for lone calls to
+         * spin: a spin costs the calling thread's CPU for the whole wait, a gain of a few per cent is not worth it.
+         */
+        static final int SPIN_GAIN_PERCENT = 20;
         static final int PROBE_EVERY = 16;
         static final long LOAD_SAMPLE_NANOS = 250_000_000;
         private static final int MAX_CREDIT = 16;
@@ -412,11 +419,19 @@ final class LettuceScriptCalls {
             return spinPays() != probe;
         }
 
-        /** Whether spun calls lately got their replies no later than parked ones (yes while either is not known). */
+        /**
+         * Whether spun calls lately got their replies at least {@link #SPIN_GAIN_PERCENT} % sooner than parked ones (yes
+         * while either is not known).
+         */
         boolean spinPays() {
             long spun = spunNanos;
             long parked = parkedNanos;
-            return spun == 0 || parked == 0 || spun <= parked;
+            return spun == 0 || parked == 0 || pays(spun, parked);
+        }
+
+        /** Whether a spun wait of {@code spun} ns saves enough of a parked one of {@code parked} ns to be worth its CPU. */
+        static boolean pays(long spun, long parked) {
+            return spun * 100 <= parked * (100 - SPIN_GAIN_PERCENT);
         }
 
         /** A moving average over about the last {@link #AVERAGE_OVER} calls of its kind; 0 is "not known yet". */

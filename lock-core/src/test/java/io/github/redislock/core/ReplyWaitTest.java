@@ -129,6 +129,14 @@ class ReplyWaitTest {
     }
 
     @Test
+    void spinningPaysOnlyWhenItSavesAFifthOfAParkedWait() {
+        assertThat(LettuceScriptCalls.ReplyWait.pays(50_000, 100_000)).isTrue();
+        assertThat(LettuceScriptCalls.ReplyWait.pays(80_000, 100_000)).isTrue();
+        assertThat(LettuceScriptCalls.ReplyWait.pays(81_000, 100_000)).as("19 % sooner").isFalse();
+        assertThat(LettuceScriptCalls.ReplyWait.pays(100_000, 100_000)).isFalse();
+    }
+
+    @Test
     void callsInFlightAreCounted() {
         assertThat(wait.sending()).isTrue();
         assertThat(wait.sending()).isFalse();
