@@ -312,6 +312,11 @@ final class LocalLock {
         return invalidReason() == null;
     }
 
+    /** Whether the local view of the current holding's lease (less the margin) had run out at {@code nowNanos}. */
+    boolean leaseRanOut(long nowNanos) {
+        return nowNanos - validUntilNanos >= 0;
+    }
+
     /** Why the holding is no longer valid, or {@code null} if it is. */
     String invalidReason() {
         Holding current = holding;

@@ -228,13 +228,15 @@ final class Watchdog implements AutoCloseable {
     private void tick() {
         try {
             Map<BatchKey, List<Due>> batches = new HashMap<>();
+            TickClock clock = new TickClock();
             forEachHolding((lock, renewer) -> {
-                Due due = check(lock, renewer);
+                Due due = check(lock, renewer, clock.now());
                 if (due == null) {
                     return;
                 }
                 if (renewer.many() == null) {
                     dispatch(List.of(due));
+                    clock.read();
                     return;
                 }
                 BatchKey key = new BatchKey(renewer.many(), renewer.many().nodeOf(lock.key),
@@ -244,6 +246,7 @@ final class Watchdog implements AutoCloseable {
                 if (batch.size() == MAX_BATCH) {
                     dispatch(batch);
                     batches.remove(key);
+                    clock.read();
                 }
             });
             batches.values().forEach(this::dispatch);
@@ -252,16 +255,47 @@ final class Watchdog implements AutoCloseable {
         }
     }
 
-    /** The holding to renew now, or {@code null}; marks it lost when its local lease ran out. */
-    private Due check(LocalLock lock, Renewer renewer) {
+    private static final int LOOKS_PER_CLOCK_READ = 64;
+
+    /**
+     * The clock as one tick's look at the holdings reads it: again every {@value #LOOKS_PER_CLOCK_READ} holdings and
+     * after each renewal it hands over, so a holding is never seen more than a few µs younger than it is. (Reading it
+     * twice per holding was a fifth of a look's CPU with 100,000 held locks on a VM's clock.)
+     */
+    private static final class TickClock {
+
+        private long now = System.nanoTime();
+        private int looks;
+
+        long now() {
+            if (++looks == LOOKS_PER_CLOCK_READ) {
+                read();
+            }
+            return now;
+        }
+
+        void read() {
+            looks = 0;
+            now = System.nanoTime();
+        }
+    }
+
+    /**
+     * The holding to renew now, or {@code null}; marks it lost when its local lease ran out.
+     *
+     * @param now the clock as the tick last read it
+     */
+    private Due check(LocalLock lock, Renewer renewer, long now) {
         LocalLock.Holding holding = lock.holding;
         if (holding == null || !holding.renewing() || lock.lostReason != null) {
             return null;
         }
-        String invalid = lock.invalidReason();
-        if (invalid != null) {
-            markLost(lock, renewer, holding, invalid);
-        } else if (System.nanoTime() - lock.renewedAtNanos() >= holding.leaseNanos() / 3 - holding.leaseNanos() / TICKS_PER_LEASE
+        if (lock.leaseRanOut(now)) {
+            String invalid = lock.invalidReason(); // the reason, as of now
+            if (invalid != null) {
+                markLost(lock, renewer, holding, invalid);
+            }
+        } else if (now - lock.renewedAtNanos() >= holding.leaseNanos() / 3 - holding.leaseNanos() / TICKS_PER_LEASE
                 && !inFlight.containsKey(holding)) { // most holdings at most looks are not due: the clock first
             return new Due(lock, renewer, holding);
         }
