@@ -23,23 +23,11 @@ final class LocalLock {
      * Immutable and replaced as a whole, so the watchdog renews, extends or marks lost exactly the
      * holding it read, never a later one with the same owner (a hand-over adopted with another lease). A pass in
      * memory ({@link #passInMemory()}) keeps it: the Redis lock is the same, only the local holder and {@link #token}
-     * change, so a loss of it is a loss for whichever thread holds it then.
-     * <p>
-     * Equal only to itself: each is one taking of one lock, and two of them can carry the same fields (two keys granted
-     * the same fencing token to this client by message have the same owner id). The watchdog keys its renewals in
-     * flight by holding, and a holding it hashes is then one header read, not four fields.
+     * change, so a loss of it is a loss for whichever thread holds it then. Holdings are told apart by identity: two
+     * of them can carry the same fields (two keys granted the same fencing token to this client by message have the
+     * same owner id).
      */
     record Holding(String owner, long token, long leaseNanos, boolean renewing) {
-
-        @Override
-        public boolean equals(Object other) {
-            return this == other;
-        }
-
-        @Override
-        public int hashCode() {
-            return System.identityHashCode(this);
-        }
     }
 
     /** The allowance for clock drift that the local view of a lease ends before Redis's can: 1% plus 2ms. */
@@ -61,6 +49,11 @@ final class LocalLock {
     /** When the local view of the holding ends: its lease from {@link #renewedAtNanos}, less the safety margin. */
     private volatile long validUntilNanos;
     volatile String lostReason;
+    /**
+     * The watchdog's renewal in flight for this lock's holding, {@code null} when none: at most one per holding. Written
+     * under this lock's monitor, read without it.
+     */
+    private volatile RenewalInFlight renewalInFlight;
     /**
      * Whether the last holder handed the Redis lock to whichever thread takes {@link #mutex} next: the
      * holding above then belongs to that thread, which adopts it without a round trip.
@@ -310,6 +303,56 @@ final class LocalLock {
     /** Whether the Redis lock is still ours as far as this JVM can know: not lost, lease (less the margin) not run out. */
     boolean isValid() {
         return invalidReason() == null;
+    }
+
+    /** A renewal of {@code holding} sent at {@code sentNanos} and not answered yet. */
+    private record RenewalInFlight(Holding holding, long sentNanos) {
+    }
+
+    /** Whether a watchdog renewal of {@code holding} is in flight. */
+    boolean renewalInFlight(Holding holding) {
+        RenewalInFlight current = renewalInFlight;
+        return current != null && current.holding() == holding;
+    }
+
+    /** Whether the watchdog renewal of {@code holding} in flight is the one sent at {@code sentNanos}. */
+    boolean renewalInFlight(Holding holding, long sentNanos) {
+        RenewalInFlight current = renewalInFlight;
+        return current != null && current.holding() == holding && current.sentNanos() == sentNanos;
+    }
+
+    /**
+     * Records a watchdog renewal of {@code holding} sent at {@code sentNanos}, unless one is in flight already. One of an
+     * earlier holding is forgotten: that holding is no longer this lock's, and its answer changes nothing.
+     *
+     * @return whether it was recorded (the renewal is then this caller's to send)
+     */
+    synchronized boolean renewalSent(Holding holding, long sentNanos) {
+        if (renewalInFlight(holding)) {
+            return false;
+        }
+        renewalInFlight = new RenewalInFlight(holding, sentNanos);
+        return true;
+    }
+
+    /**
+     * Ends the watchdog renewal of {@code holding} sent at {@code sentNanos} (answered, given up on, or not sent).
+     *
+     * @return whether it was the one in flight
+     */
+    synchronized boolean renewalEnded(Holding holding, long sentNanos) {
+        if (!renewalInFlight(holding, sentNanos)) {
+            return false;
+        }
+        renewalInFlight = null;
+        return true;
+    }
+
+    /** Forgets any watchdog renewal of {@code holding} in flight (it was marked lost). */
+    synchronized void renewalDropped(Holding holding) {
+        if (renewalInFlight(holding)) {
+            renewalInFlight = null;
+        }
     }
 
     /** Whether the local view of the current holding's lease (less the margin) had run out at {@code nowNanos}. */

@@ -2,7 +2,6 @@ package io.github.redislock.core;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
@@ -18,12 +17,9 @@ final class RenewalAnswers {
     private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
 
     private final Watchdog watchdog;
-    /** The watchdog's renewals sent and not yet answered, with when each was sent. */
-    private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight;
 
-    RenewalAnswers(Watchdog watchdog, ConcurrentHashMap<LocalLock.Holding, Long> inFlight) {
+    RenewalAnswers(Watchdog watchdog) {
         this.watchdog = watchdog;
-        this.inFlight = inFlight;
     }
 
     /**
@@ -45,7 +41,7 @@ final class RenewalAnswers {
                         e.toString());
             }
         } finally {
-            inFlight.remove(holding, sent);
+            lock.renewalEnded(holding, sent);
         }
     }
 
@@ -86,7 +82,7 @@ final class RenewalAnswers {
                         holdings.size(), String.valueOf(replies.failure()));
             }
         } finally {
-            holdings.forEach(due -> inFlight.remove(due.holding(), batch.sent));
+            holdings.forEach(due -> due.lock().renewalEnded(due.holding(), batch.sent));
         }
     }
 
@@ -118,13 +114,13 @@ final class RenewalAnswers {
      */
     private boolean notRenewed(Watchdog.Due due, long sent, RuntimeException failure) {
         LocalLock lock = due.lock();
-        Long current = inFlight.get(due.holding());
+        boolean stillSent = lock.renewalInFlight(due.holding(), sent); // before a loss forgets it
         if (lock.invalidReason() != null) {
             if (watchdog.markLost(lock, due.renewer(), due.holding(), "Redis could not be reached to renew it before its lease "
                     + "ran out: " + (failure == null ? "no answer" : failure.getMessage()))) {
                 watchdog.events().renewal(lock, LockObserver.RenewalOutcome.LOST);
             }
-        } else if (current != null && current == sent) { // not given up on by timedOut, which logs and counts itself
+        } else if (stillSent) { // not given up on by timedOut, which logs and counts itself
             watchdog.events().renewal(lock, LockObserver.RenewalOutcome.FAILED);
             return true;
         }

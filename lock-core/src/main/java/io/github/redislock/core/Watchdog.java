@@ -99,8 +99,6 @@ final class Watchdog implements AutoCloseable {
     private final RenewalAnswers answers;
     /** Told of every renewal's outcome and every loss, on the thread that saw it; for metrics and health. */
     private volatile Events events = Events.NONE;
-    /** Renewals sent and not yet answered, with when each was sent: at most one per holding. */
-    private final ConcurrentHashMap<LocalLock.Holding, Long> inFlight = new ConcurrentHashMap<>();
     /** When {@link #warnResend} last logged (0: never), and the resends since then: guarded by this. */
     private long loggedResendAtNanos;
     private int unloggedResends;
@@ -123,7 +121,7 @@ final class Watchdog implements AutoCloseable {
         this.background = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_SECONDS, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), daemon("redis-lock-cleanup", true));
         this.backgroundLanes = new NodeLanes(background, BACKGROUND_THREADS, BACKGROUND_THREADS);
-        this.answers = new RenewalAnswers(this, inFlight);
+        this.answers = new RenewalAnswers(this);
         long tick = Math.max(1, lease.toNanos() / TICKS_PER_LEASE);
         scheduler.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.NANOSECONDS);
     }
@@ -296,7 +294,7 @@ final class Watchdog implements AutoCloseable {
                 markLost(lock, renewer, holding, invalid);
             }
         } else if (now - lock.renewedAtNanos() >= holding.leaseNanos() / 3 - holding.leaseNanos() / TICKS_PER_LEASE
-                && !inFlight.containsKey(holding)) { // most holdings at most looks are not due: the clock first
+                && !lock.renewalInFlight(holding)) { // most holdings at most looks are not due: the clock first
             return new Due(lock, renewer, holding);
         }
         return null;
@@ -310,7 +308,7 @@ final class Watchdog implements AutoCloseable {
         long sent = System.nanoTime();
         List<Due> claimed = new ArrayList<>(due.size());
         for (Due holding : due) {
-            if (inFlight.putIfAbsent(holding.holding(), sent) == null) {
+            if (holding.lock().renewalSent(holding.holding(), sent)) {
                 claimed.add(holding);
             }
         }
@@ -325,7 +323,7 @@ final class Watchdog implements AutoCloseable {
             lanes.submit(node, () -> renew(batch));
         } catch (RejectedExecutionException e) { // closed
             batch.cancelTimeout();
-            claimed.forEach(holding -> inFlight.remove(holding.holding(), sent));
+            claimed.forEach(holding -> holding.lock().renewalEnded(holding.holding(), sent));
         }
     }
 
@@ -355,13 +353,12 @@ final class Watchdog implements AutoCloseable {
     private Batch stillToSend(Batch queued) {
         List<Due> left = new ArrayList<>(queued.holdings.size());
         for (Due due : queued.holdings) {
-            Long current = inFlight.get(due.holding());
-            if (current == null || current != queued.sent || due.lock().holding != due.holding()
+            if (!due.lock().renewalInFlight(due.holding(), queued.sent) || due.lock().holding != due.holding()
                     || due.lock().lostReason != null) {
                 continue;
             }
             if (due.lock().invalidReason() != null) {
-                inFlight.remove(due.holding(), queued.sent);
+                due.lock().renewalEnded(due.holding(), queued.sent);
                 if (markLost(due.lock(), due.renewer(), due.holding(), "its renewal waited for its turn to Redis "
                         + "until its lease ran out")) {
                     events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
@@ -381,7 +378,7 @@ final class Watchdog implements AutoCloseable {
     private void timedOut(Batch batch) {
         if (!batch.started) { // still waiting its turn in its node's queue: sending it again would only queue it twice
             for (Due due : batch.holdings) {
-                if (Long.valueOf(batch.sent).equals(inFlight.get(due.holding())) && due.lock().invalidReason() != null
+                if (due.lock().renewalInFlight(due.holding(), batch.sent) && due.lock().invalidReason() != null
                         && markLost(due.lock(), due.renewer(), due.holding(), "its renewal waited for its turn to Redis "
                                 + "until its lease ran out")) {
                     events.renewal(due.lock(), LockObserver.RenewalOutcome.LOST);
@@ -396,7 +393,7 @@ final class Watchdog implements AutoCloseable {
         List<Due> resend = new ArrayList<>();
         for (Due due : batch.holdings) {
             LocalLock lock = due.lock();
-            if (!inFlight.remove(due.holding(), batch.sent) || lock.holding != due.holding() || lock.lostReason != null) {
+            if (!lock.renewalEnded(due.holding(), batch.sent) || lock.holding != due.holding() || lock.lostReason != null) {
                 continue; // answered, released or lost meanwhile
             }
             if (lock.invalidReason() != null) {
@@ -455,7 +452,7 @@ final class Watchdog implements AutoCloseable {
         if (!lock.lose(holding, reason)) {
             return false;
         }
-        inFlight.remove(holding);
+        lock.renewalDropped(holding);
         events.lost(lock, reason);
         losses.tell(lock, renewer, holding, reason);
         return true;
