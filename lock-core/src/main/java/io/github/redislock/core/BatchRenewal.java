@@ -157,8 +157,9 @@ final class BatchRenewal implements Renewer.Many {
     }
 
     /**
-     * Renews holdings of several leases (rare: the watchdog batches holdings of one lease, and renews a hand-over
-     * adopted with a lease of its own alone) as one call per lease, since the script takes one lease for all.
+     * Renews holdings of several leases as one call per lease, since the script takes one lease for all. The watchdog's
+     * batches are each of one lease (a hand-over adopted with a lease of its own goes in a batch apart); this serves any
+     * other caller.
      */
     private Renewer.Replies renewByLease(List<String> keys, List<String> owners, long[] leaseMillis) {
         Map<Long, List<Integer>> byLease = new LinkedHashMap<>();

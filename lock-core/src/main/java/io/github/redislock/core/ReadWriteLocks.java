@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * that crashes frees only its own share when that lease ends, and the other JVMs read on. A writer that waits stops
  * threads joining: a writer of this client closes the share at each of its attempts; a writer of another client
  * publishes a notice to the clients that read when it starts waiting, and if that message is lost, the share's next
- * renewal reports the waiting writer (so threads may join for at most a renewal interval, a third to half of the
+ * renewal reports the waiting writer (so threads may join for at most a renewal interval, a quarter to a third of the
  * lease, after the writer began to wait). A thread that finds the share closed opens a new one in Redis, where a
  * waiting writer keeps it out; one thread of this client at a time opens one (the others wait for it and join).
  * Readers with a fixed lease, and a writer taking the read lock (downgrade), hold their own reader entry instead.
