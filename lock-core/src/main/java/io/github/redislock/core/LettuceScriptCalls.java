@@ -408,8 +408,8 @@ final class LettuceScriptCalls {
         }
 
         /**
-         * Whether a lone call that may spin does: while spinning paid lately (its replies came no later than parked
-         * calls' did), every {@link #PROBE_EVERY}th such call parks, to keep the parked figure current; while it did
+         * Whether a lone call that may spin does: while spinning paid lately ({@link #spinPays()}: its replies came at least
+         * {@link #SPIN_GAIN_PERCENT} % sooner than parked calls' did), every {@link #PROBE_EVERY}th such call parks, to keep the parked figure current; while it did
          * not, only every {@link #PROBE_EVERY}th spins.
          */
         private boolean spinsThisTime() {
