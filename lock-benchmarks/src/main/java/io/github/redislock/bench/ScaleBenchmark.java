@@ -54,6 +54,9 @@ import redis.clients.jedis.resps.Slowlog;
  * <ul>
  * <li>the script calls the library sent and their time in Redis (INFO commandstats, reset when the hold begins) per
  * held lock per lease, and the Redis processes' CPU (INFO cpu) per held lock per lease;</li>
+ * <li>the lease extensions per held lock per lease (the {@code PEXPIRE} commands the scripts ran, as INFO commandstats
+ * counts them): how often a lock was actually renewed, which a library that renews late does less often, and the
+ * client's CPU per extension;</li>
  * <li>how long the masters' main threads waited for a processor ({@code /proc/<pid>/schedstat}) per held lock per
  * lease, and how long one script call kept Redis from its other clients: the mean, and the longest from the masters'
  * slow logs;</li>
@@ -88,6 +91,12 @@ public final class ScaleBenchmark {
      * counts the commands a script runs, each apart, so those are left out, as are the harness's own reads.
      */
     private static final List<String> SCRIPT_CALLS = List.of("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro");
+    /**
+     * The commands that extend a lease: every library here renews a lock with one {@code PEXPIRE} inside its script
+     * (and takes none while it only holds), which INFO commandstats counts apart, so their count over the hold is how
+     * many times the held locks' leases were extended.
+     */
+    private static final List<String> LEASE_EXTENSIONS = List.of("pexpire", "expire", "pexpireat", "expireat");
 
     /** Calls at least this long (µs) go to the slow log, which gives the longest script call of a hold. */
     static final long SLOW_MICROS = 100;
@@ -107,7 +116,13 @@ public final class ScaleBenchmark {
             double redisCpuUsPerLockPerLease, double clientCpuUsPerLockPerLease, double heapBytesPerLock,
             long oldestLeaseAgeMs, long latenessMs, long lapsed, long acquireMs, long releaseAllMs,
             long commandsInSecondAfterRelease, long heapLeftBytes, int threadsLeft, double clientCpuNoiseUs,
-            double redisCpuNoiseUs, double redisWaitUsPerLockPerLease, long longestScriptCallUs) {
+            double redisCpuNoiseUs, double redisWaitUsPerLockPerLease, long longestScriptCallUs,
+            double extensionsPerLockPerLease) {
+
+        /** The client's CPU per lease extension (per renewal of one lock), µs; NaN when none was extended. */
+        double clientCpuUsPerExtension() {
+            return extensionsPerLockPerLease == 0 ? Double.NaN : clientCpuUsPerLockPerLease / extensionsPerLockPerLease;
+        }
 
         /** Whether the client CPU figure is no larger than what the idle measurements vary by. */
         boolean clientCpuWithinNoise() {
@@ -247,7 +262,7 @@ public final class ScaleBenchmark {
                     monitor.oldestAgeMs.get(), lateness, monitor.lapsed.size(), acquireMs, releaseAllMs, afterRelease, 0, 0,
                     clientNoiseNanos / 1000.0 / perLockPerLease, redisNoiseMicros / perLockPerLease,
                     (holdRedisWaitMicros - (idleBefore.redisWaitMicros + idleAfter.redisWaitMicros) / 2.0 * leases)
-                            / perLockPerLease, longestScriptCall);
+                            / perLockPerLease, longestScriptCall, commands.extensions / perLockPerLease);
             String leftOver = library.leftOver();
             if (!leftOver.isEmpty()) {
                 System.out.println("  left in the library after release-all: " + leftOver);
@@ -259,7 +274,8 @@ public final class ScaleBenchmark {
                 row.redisCommandUsPerLockPerLease(), row.redisCpuUsPerLockPerLease(), row.clientCpuUsPerLockPerLease(),
                 row.heapBytesPerLock(), row.oldestLeaseAgeMs(), row.latenessMs(), row.lapsed(), row.acquireMs(),
                 row.releaseAllMs(), row.commandsInSecondAfterRelease(), heapLeft, threadsLeft, row.clientCpuNoiseUs(),
-                row.redisCpuNoiseUs(), row.redisWaitUsPerLockPerLease(), row.longestScriptCallUs());
+                row.redisCpuNoiseUs(), row.redisWaitUsPerLockPerLease(), row.longestScriptCallUs(),
+                row.extensionsPerLockPerLease());
     }
 
     /** A library's CPU over one lease with no lock held, the monitor reading the (missing) sample keys. */
@@ -429,8 +445,11 @@ public final class ScaleBenchmark {
         }
     }
 
-    /** Commands the library sent and their time in Redis, as INFO commandstats counts them. */
-    record Commands(long calls, long micros) {
+    /**
+     * Script calls the library sent and their time in Redis, and the lease extensions ({@link #LEASE_EXTENSIONS}) its
+     * scripts ran, as INFO commandstats counts them.
+     */
+    record Commands(long calls, long micros, long extensions) {
     }
 
     /** The Redis processes of one topology, and a Jedis client of the harness's own to read them. */
@@ -523,14 +542,16 @@ public final class ScaleBenchmark {
             return total;
         }
 
-        /** The library's script calls since the last {@link #resetStats()}, and their time in Redis. */
+        /** The library's script calls since the last {@link #resetStats()}, their time in Redis, and the lease extensions. */
         Commands commands() {
             long calls = 0;
             long micros = 0;
+            long extensions = 0;
             for (RedisServerProcess master : masters) {
                 for (Map.Entry<String, String> stat : info(master.command("INFO", "commandstats")).entrySet()) {
                     String command = stat.getKey().substring("cmdstat_".length());
-                    if (!SCRIPT_CALLS.contains(command)) {
+                    boolean script = SCRIPT_CALLS.contains(command);
+                    if (!script && !LEASE_EXTENSIONS.contains(command)) {
                         continue;
                     }
                     Map<String, String> fields = new LinkedHashMap<>();
@@ -538,11 +559,15 @@ public final class ScaleBenchmark {
                         String[] kv = field.split("=", 2);
                         fields.put(kv[0], kv[1]);
                     }
-                    calls += Long.parseLong(fields.get("calls"));
-                    micros += Long.parseLong(fields.get("usec"));
+                    if (script) {
+                        calls += Long.parseLong(fields.get("calls"));
+                        micros += Long.parseLong(fields.get("usec"));
+                    } else {
+                        extensions += Long.parseLong(fields.get("calls"));
+                    }
                 }
             }
-            return new Commands(calls, micros);
+            return new Commands(calls, micros, extensions);
         }
 
         List<Long> pttl(List<String> keys) {
@@ -732,15 +757,17 @@ public final class ScaleBenchmark {
         md.append("Lapsed = held keys found missing, or whose unlock found them no longer held (must be 0). After release-all: the script calls in the next second ");
         md.append("(renewals still draining), and the heap and threads the JVM still has, against before the run.\n\n");
         md.append("![held locks at scale](benchmarks-scale.svg)\n\n");
-        md.append("| topology | library | held locks | script calls / lock / lease | Redis script µs / lock / lease "
+        md.append("| topology | library | held locks | script calls / lock / lease | lease extensions / lock / lease "
+                + "| Redis script µs / lock / lease "
                 + "| Redis CPU µs / lock / lease | Redis waiting for a processor µs / lock / lease | script call µs, mean / longest "
-                + "| client CPU µs / lock / lease | client heap bytes / lock | oldest lease ms "
+                + "| client CPU µs / lock / lease | client CPU µs / extension | client heap bytes / lock | oldest lease ms "
                 + "| lateness ms | lapsed | acquire-all ms | release-all ms | script calls in the second after release "
                 + "| heap left bytes | threads left |\n");
-        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (Row r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %s | %s | %s | %s | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
-                    r.topology(), r.contender(), r.held(), r.commandsPerLockPerLease(), r.redisCommandUsPerLockPerLease(),
+            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %.2f | %s | %s | %s | %s | %s | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
+                    r.topology(), r.contender(), r.held(), r.commandsPerLockPerLease(), r.extensionsPerLockPerLease(),
+                    r.redisCommandUsPerLockPerLease(),
                     withNoise(r.redisCpuUsPerLockPerLease(), r.redisCpuNoiseUs()),
                     Double.isNaN(r.redisWaitUsPerLockPerLease()) ? "not readable"
                             : String.format(Locale.ROOT, "%.2f", r.redisWaitUsPerLockPerLease()),
@@ -748,10 +775,14 @@ public final class ScaleBenchmark {
                             : String.format(Locale.ROOT, "%,.0f", r.redisCommandUsPerLockPerLease() / r.commandsPerLockPerLease()),
                             r.longestScriptCallUs() == 0 ? "< " + SLOW_MICROS
                                     : String.format(Locale.ROOT, "%,d", r.longestScriptCallUs())),
-                    withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()), r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
+                    withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()),
+                    Double.isNaN(r.clientCpuUsPerExtension()) ? "–"
+                            : String.format(Locale.ROOT, "%.2f", r.clientCpuUsPerExtension()),
+                    r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
                     r.latenessMs(), r.lapsed(), r.acquireMs(), r.releaseAllMs(), r.commandsInSecondAfterRelease(),
                     r.heapLeftBytes(), r.threadsLeft()));
         }
+        md.append('\n').append(renewalRates());
         md.append('\n').append(scriptTimeAboveCpu());
         md.append('\n').append(growth());
         return md.toString();
@@ -787,6 +818,42 @@ public final class ScaleBenchmark {
             md.append("Rows where it is so in this run: ").append(String.join("; ", above)).append(".\n");
         }
         return md.toString();
+    }
+
+    /**
+     * How often each library renewed a lock at the largest N of each topology: a library whose renewals fall behind
+     * renews each lock less often than a third of a lease, which makes its cost per lock per lease smaller and its
+     * leases older (the lateness column); the cost per extension compares the work of one renewal.
+     */
+    private String renewalRates() {
+        StringBuilder md = new StringBuilder("Lease extensions are the `PEXPIRE` commands the libraries' scripts ran over ");
+        md.append("the hold (INFO commandstats counts each, also inside a script; every library here extends a lock with ");
+        md.append("one, and takes none while it only holds), per held lock per lease: how often each lock was renewed. ");
+        md.append("A watchdog that renews a third of a lease after the last renewal extends each lease 3 times ");
+        md.append("(Redisson's); ours renews at its first look (every twelfth of the lease) a quarter of a lease or more ");
+        md.append("after the last renewal, so before a third has passed even when the renewal waits its turn behind ");
+        md.append("others: 3 to 4 times a lease. One whose renewals fall behind extends each lease less often, which ");
+        md.append("lowers its cost per lock per lease and raises its lateness. Client CPU µs / extension is the client's CPU per lock per lease over the ");
+        md.append("extensions per lock per lease: the cost of renewing one lock once.");
+        List<String> largest = new ArrayList<>();
+        for (String topology : topologies) {
+            int most = rows.stream().filter(r -> r.topology().equals(topology)).mapToInt(Row::held).max().orElse(0);
+            List<String> each = new ArrayList<>();
+            for (Row r : rows) {
+                if (r.topology().equals(topology) && r.held() == most) {
+                    each.add(String.format(Locale.ROOT, "%s %.2f extensions a lease at %s µs each, lateness %,d ms",
+                            r.contender(), r.extensionsPerLockPerLease(), Double.isNaN(r.clientCpuUsPerExtension()) ? "–"
+                                    : String.format(Locale.ROOT, "%.2f", r.clientCpuUsPerExtension()), r.latenessMs()));
+                }
+            }
+            if (!each.isEmpty()) {
+                largest.add(String.format(Locale.ROOT, "%s, %,d locks: %s", topology, most, String.join("; ", each)));
+            }
+        }
+        if (!largest.isEmpty()) {
+            md.append(" In this run, at the largest N: ").append(String.join(". ", largest)).append('.');
+        }
+        return md.append('\n').toString();
     }
 
     /** A CPU figure and what it can be off by ("12.30 ± 4.10"). */
