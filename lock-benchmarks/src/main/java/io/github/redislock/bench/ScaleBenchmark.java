@@ -775,9 +775,7 @@ public final class ScaleBenchmark {
                             : String.format(Locale.ROOT, "%,.0f", r.redisCommandUsPerLockPerLease() / r.commandsPerLockPerLease()),
                             r.longestScriptCallUs() == 0 ? "< " + SLOW_MICROS
                                     : String.format(Locale.ROOT, "%,d", r.longestScriptCallUs())),
-                    withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()),
-                    Double.isNaN(r.clientCpuUsPerExtension()) ? "–"
-                            : String.format(Locale.ROOT, "%.2f", r.clientCpuUsPerExtension()),
+                    withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()), perExtension(r),
                     r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
                     r.latenessMs(), r.lapsed(), r.acquireMs(), r.releaseAllMs(), r.commandsInSecondAfterRelease(),
                     r.heapLeftBytes(), r.threadsLeft()));
@@ -833,8 +831,8 @@ public final class ScaleBenchmark {
         md.append("(Redisson's); ours renews at its first look (every twelfth of the lease) a quarter of a lease or more ");
         md.append("after the last renewal, so before a third has passed even when the renewal waits its turn behind ");
         md.append("others: 3 to 4 times a lease. One whose renewals fall behind extends each lease less often, which ");
-        md.append("lowers its cost per lock per lease and raises its lateness. Client CPU µs / extension is the client's CPU per lock per lease over the ");
-        md.append("extensions per lock per lease: the cost of renewing one lock once.");
+        md.append("lowers its cost per lock per lease and raises its lateness. Client CPU µs / extension is the client's ");
+        md.append("CPU per lock per lease over the extensions per lock per lease: the cost of renewing one lock once.");
         List<String> largest = new ArrayList<>();
         for (String topology : topologies) {
             int most = rows.stream().filter(r -> r.topology().equals(topology)).mapToInt(Row::held).max().orElse(0);
@@ -842,8 +840,7 @@ public final class ScaleBenchmark {
             for (Row r : rows) {
                 if (r.topology().equals(topology) && r.held() == most) {
                     each.add(String.format(Locale.ROOT, "%s %.2f extensions a lease at %s µs each, lateness %,d ms",
-                            r.contender(), r.extensionsPerLockPerLease(), Double.isNaN(r.clientCpuUsPerExtension()) ? "–"
-                                    : String.format(Locale.ROOT, "%.2f", r.clientCpuUsPerExtension()), r.latenessMs()));
+                            r.contender(), r.extensionsPerLockPerLease(), perExtension(r), r.latenessMs()));
                 }
             }
             if (!each.isEmpty()) {
@@ -854,6 +851,11 @@ public final class ScaleBenchmark {
             md.append(" In this run, at the largest N: ").append(String.join(". ", largest)).append('.');
         }
         return md.append('\n').toString();
+    }
+
+    /** The client's CPU per lease extension of {@code r} ("1.91"), or "–" when nothing was extended. */
+    private static String perExtension(Row r) {
+        return Double.isNaN(r.clientCpuUsPerExtension()) ? "–" : String.format(Locale.ROOT, "%.2f", r.clientCpuUsPerExtension());
     }
 
     /** A CPU figure and what it can be off by ("12.30 ± 4.10"). */
