@@ -61,7 +61,7 @@ import redis.clients.jedis.resps.Slowlog;
  * lease, and how long one script call kept Redis from its other clients: the mean, and the longest from the masters'
  * slow logs;</li>
  * <li>the client JVM's CPU over the hold (its Java threads' CPU time less the monitor thread's) per held lock per
- * lease, and its heap
+ * lease, its garbage collector threads' CPU over the hold ({@link GcThreads}) per held lock per lease, and its heap
  * per held lock (used heap after a full GC with the locks held, less before; includes the {@code Lock} object and key
  * the harness keeps per lock, the same for every library);</li>
  * <li>the oldest lease seen: a monitor reads the PTTL of up to 2,000 of the held keys every 100 ms (and of every key
@@ -71,7 +71,7 @@ import redis.clients.jedis.resps.Slowlog;
  * <li>release-all: how long releasing every lock took, the script calls in the second after it (renewals still
  * draining), and what the client JVM keeps afterwards (heap after a full GC, threads, less before the run).</li>
  * </ul>
- * Both CPU figures have the library's idle cost taken off: its client and Redis CPU over one lease with no lock held
+ * The CPU figures have the library's idle cost taken off: its client, GC and Redis CPU over one lease with no lock held
  * and the monitor reading the same keys, the mean of one such lease before the hold (after an unmeasured warm-up of
  * 1,000 locks) and one after release-all, times the number of leases; how far the two idle leases differ is reported
  * beside each CPU figure as what it can be off by.
@@ -117,7 +117,7 @@ public final class ScaleBenchmark {
             long oldestLeaseAgeMs, long latenessMs, long lapsed, long acquireMs, long releaseAllMs,
             long commandsInSecondAfterRelease, long heapLeftBytes, int threadsLeft, double clientCpuNoiseUs,
             double redisCpuNoiseUs, double redisWaitUsPerLockPerLease, long longestScriptCallUs,
-            double extensionsPerLockPerLease) {
+            double extensionsPerLockPerLease, double gcCpuUsPerLockPerLease, double gcCpuNoiseUs) {
 
         /** The client's CPU per lease extension (per renewal of one lock), µs; NaN when none was extended. */
         double clientCpuUsPerExtension() {
@@ -127,6 +127,11 @@ public final class ScaleBenchmark {
         /** Whether the client CPU figure is no larger than what the idle measurements vary by. */
         boolean clientCpuWithinNoise() {
             return Math.abs(clientCpuUsPerLockPerLease) <= clientCpuNoiseUs;
+        }
+
+        /** Whether the GC CPU figure is no larger than what the idle measurements vary by. */
+        boolean gcCpuWithinNoise() {
+            return Math.abs(gcCpuUsPerLockPerLease) <= gcCpuNoiseUs;
         }
 
         boolean redisCpuWithinNoise() {
@@ -227,6 +232,7 @@ public final class ScaleBenchmark {
             // the Java threads' CPU (ns), not the process's (the JVM reads it in 10 ms ticks, and it includes the JIT
             // compiler's and the garbage collector's work, which at 1,000 held locks outweighed the renewals')
             Map<Long, Long> clientCpuStart = ThreadTotals.cpuNanos();
+            long gcCpuStart = GcThreads.cpuNanos();
             Monitor monitor = new Monitor(servers, sample, leaseMs, holders.lapsed);
             Thread monitorThread = new Thread(monitor, "scale-monitor");
             monitorThread.start();
@@ -234,6 +240,7 @@ public final class ScaleBenchmark {
             monitor.stop = true;
             monitorThread.join();
             long holdClientNanos = ThreadTotals.since(clientCpuStart, ThreadTotals.cpuNanos()) - monitor.cpuNanos;
+            long holdGcNanos = GcThreads.cpuNanos() - gcCpuStart;
             long holdRedisMicros = servers.cpuMicros() - redisCpuStart;
             double holdRedisWaitMicros = servers.waitMicros() - redisWaitStart;
             Commands commands = servers.commands();
@@ -255,6 +262,9 @@ public final class ScaleBenchmark {
             double redisCpu = holdRedisMicros - (idleBefore.redisMicros + idleAfter.redisMicros) / 2.0 * leases;
             double clientNoiseNanos = Math.abs(idleBefore.clientNanos - idleAfter.clientNanos) / 2.0 * leases;
             double redisNoiseMicros = Math.abs(idleBefore.redisMicros - idleAfter.redisMicros) / 2.0 * leases;
+            boolean gcReadable = gcCpuStart >= 0 && idleBefore.gcNanos >= 0 && idleAfter.gcNanos >= 0;
+            double gcCpuNanos = gcReadable ? holdGcNanos - (idleBefore.gcNanos + idleAfter.gcNanos) / 2.0 * leases : Double.NaN;
+            double gcNoiseNanos = Math.abs(idleBefore.gcNanos - idleAfter.gcNanos) / 2.0 * leases;
             double perLockPerLease = (double) held * leases;
             long lateness = Math.max(0, monitor.oldestAgeMs.get() - leaseMs / 3);
             row = new Row(topology, name, held, commands.calls / perLockPerLease, commands.micros / perLockPerLease,
@@ -262,7 +272,8 @@ public final class ScaleBenchmark {
                     monitor.oldestAgeMs.get(), lateness, monitor.lapsed.size(), acquireMs, releaseAllMs, afterRelease, 0, 0,
                     clientNoiseNanos / 1000.0 / perLockPerLease, redisNoiseMicros / perLockPerLease,
                     (holdRedisWaitMicros - (idleBefore.redisWaitMicros + idleAfter.redisWaitMicros) / 2.0 * leases)
-                            / perLockPerLease, longestScriptCall, commands.extensions / perLockPerLease);
+                            / perLockPerLease, longestScriptCall, commands.extensions / perLockPerLease,
+                    gcCpuNanos / 1000.0 / perLockPerLease, gcNoiseNanos / 1000.0 / perLockPerLease);
             String leftOver = library.leftOver();
             if (!leftOver.isEmpty()) {
                 System.out.println("  left in the library after release-all: " + leftOver);
@@ -275,17 +286,18 @@ public final class ScaleBenchmark {
                 row.heapBytesPerLock(), row.oldestLeaseAgeMs(), row.latenessMs(), row.lapsed(), row.acquireMs(),
                 row.releaseAllMs(), row.commandsInSecondAfterRelease(), heapLeft, threadsLeft, row.clientCpuNoiseUs(),
                 row.redisCpuNoiseUs(), row.redisWaitUsPerLockPerLease(), row.longestScriptCallUs(),
-                row.extensionsPerLockPerLease());
+                row.extensionsPerLockPerLease(), row.gcCpuUsPerLockPerLease(), row.gcCpuNoiseUs());
     }
 
     /** A library's CPU over one lease with no lock held, the monitor reading the (missing) sample keys. */
-    private record Idle(long clientNanos, long redisMicros, double redisWaitMicros) {
+    private record Idle(long clientNanos, long redisMicros, double redisWaitMicros, long gcNanos) {
     }
 
     private Idle idle(Servers servers, List<String> sample) throws InterruptedException {
         long redisStart = servers.cpuMicros();
         double redisWaitStart = servers.waitMicros();
         Map<Long, Long> clientStart = ThreadTotals.cpuNanos();
+        long gcStart = GcThreads.cpuNanos();
         Monitor idle = new Monitor(servers, sample, leaseMs, ConcurrentHashMap.newKeySet()); // no key held
         Thread idleThread = new Thread(idle, "scale-monitor-idle");
         idleThread.start();
@@ -293,7 +305,8 @@ public final class ScaleBenchmark {
         idle.stop = true;
         idleThread.join();
         return new Idle(ThreadTotals.since(clientStart, ThreadTotals.cpuNanos()) - idle.cpuNanos,
-                servers.cpuMicros() - redisStart, servers.waitMicros() - redisWaitStart);
+                servers.cpuMicros() - redisStart, servers.waitMicros() - redisWaitStart,
+                gcStart < 0 ? -1 : GcThreads.cpuNanos() - gcStart);
     }
 
     private static long usedHeapAfterGc() throws InterruptedException {
@@ -746,7 +759,10 @@ public final class ScaleBenchmark {
         md.append("library sent: commandstats also counts the commands a script runs); Redis CPU is the masters' user + ");
         md.append("system CPU; client CPU is the CPU time of the JVM's Java threads over the hold (the library's watchdog, ");
         md.append("event loops, pools and timers; not the JIT compiler's or the garbage collector's, which at 1,000 locks ");
-        md.append("outweighed the renewals) less the monitor thread's; both CPU figures ");
+        md.append("outweighed the renewals) less the monitor thread's; client GC CPU is the garbage collector's threads' ");
+        md.append("CPU time over the hold (G1's workers, marking and refinement threads, from `/proc/self/task/*/schedstat`): ");
+        md.append("the collector's work the library's objects cause, such as a remembered-set update for each new object ");
+        md.append("stored into a long-lived one. The CPU figures ");
         md.append("have the library's idle cost taken off: its CPU with no lock held and the monitor reading the same keys, ");
         md.append("the mean of one lease before the hold (after an unmeasured warm-up of 1,000 locks held across a renewal) ");
         md.append("and one lease a second after release-all. \"± x\" is what a CPU figure can be off by: how far those two ");
@@ -760,12 +776,13 @@ public final class ScaleBenchmark {
         md.append("| topology | library | held locks | script calls / lock / lease | lease extensions / lock / lease "
                 + "| Redis script µs / lock / lease "
                 + "| Redis CPU µs / lock / lease | Redis waiting for a processor µs / lock / lease | script call µs, mean / longest "
-                + "| client CPU µs / lock / lease | client CPU µs / extension | client heap bytes / lock | oldest lease ms "
+                + "| client CPU µs / lock / lease | client CPU µs / extension | client GC CPU µs / lock / lease "
+                + "| client heap bytes / lock | oldest lease ms "
                 + "| lateness ms | lapsed | acquire-all ms | release-all ms | script calls in the second after release "
                 + "| heap left bytes | threads left |\n");
-        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (Row r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %.2f | %s | %s | %s | %s | %s | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %s | %,d | %.3f | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %,.0f | %,d | %,d | %d | %,d | %,d | %,d | %,d | %d |%n",
                     r.topology(), r.contender(), r.held(), r.commandsPerLockPerLease(), r.extensionsPerLockPerLease(),
                     r.redisCommandUsPerLockPerLease(),
                     withNoise(r.redisCpuUsPerLockPerLease(), r.redisCpuNoiseUs()),
@@ -776,6 +793,8 @@ public final class ScaleBenchmark {
                             r.longestScriptCallUs() == 0 ? "< " + SLOW_MICROS
                                     : String.format(Locale.ROOT, "%,d", r.longestScriptCallUs())),
                     withNoise(r.clientCpuUsPerLockPerLease(), r.clientCpuNoiseUs()), perExtension(r),
+                    Double.isNaN(r.gcCpuUsPerLockPerLease()) ? "not readable"
+                            : withNoise(r.gcCpuUsPerLockPerLease(), r.gcCpuNoiseUs()),
                     r.heapBytesPerLock(), r.oldestLeaseAgeMs(),
                     r.latenessMs(), r.lapsed(), r.acquireMs(), r.releaseAllMs(), r.commandsInSecondAfterRelease(),
                     r.heapLeftBytes(), r.threadsLeft()));

@@ -50,10 +50,15 @@ final class LocalLock {
     private volatile long validUntilNanos;
     volatile String lostReason;
     /**
-     * The watchdog's renewal in flight for this lock's holding, {@code null} when none: at most one per holding. Written
-     * under this lock's monitor, read without it.
+     * When the watchdog's renewal in flight for the current holding was sent, {@link #NO_RENEWAL} when none: at most one
+     * per holding. Written under this lock's monitor, read without it; every new {@link #holding} starts with none, so
+     * the renewal of an earlier holding is forgotten (its answer changes nothing). A number, not an object: the
+     * watchdog marks and clears it at every renewal of every held lock, and a new object stored into a long-lived lock
+     * costs the garbage collector a remembered-set update each time (G1's refinement threads spent about as much CPU
+     * on those as the watchdog's look with 100,000 held locks).
      */
-    private volatile RenewalInFlight renewalInFlight;
+    private volatile long renewalSentNanos = NO_RENEWAL;
+    private static final long NO_RENEWAL = Long.MIN_VALUE;
     /**
      * Whether the last holder handed the Redis lock to whichever thread takes {@link #mutex} next: the
      * holding above then belongs to that thread, which adopts it without a round trip.
@@ -136,6 +141,7 @@ final class LocalLock {
         this.lostReason = null;
         this.owner = owner;
         this.token = token;
+        this.renewalSentNanos = NO_RENEWAL;
         this.holding = new Holding(owner, token, leaseNanos, renewing);
     }
 
@@ -151,6 +157,7 @@ final class LocalLock {
         }
         this.renewedAtNanos = requestStartNanos;
         this.validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
+        this.renewalSentNanos = NO_RENEWAL;
         this.holding = new Holding(current.owner(), current.token(), leaseNanos, false);
         return true;
     }
@@ -227,6 +234,7 @@ final class LocalLock {
         String releasedOwner = owner;
         reservedUntilNanos = 0;
         nextReservedToken = 0;
+        renewalSentNanos = NO_RENEWAL;
         holding = null;
         owner = null;
         return releasedOwner;
@@ -240,6 +248,7 @@ final class LocalLock {
         if (holding == granted && lostReason == null) {
             renewedAtNanos = requestStartNanos;
             validUntilNanos = requestStartNanos + leaseNanos - safetyMarginNanos(leaseNanos);
+            renewalSentNanos = NO_RENEWAL;
             holding = new Holding(granted.owner(), granted.token(), leaseNanos, renewing);
         }
     }
@@ -305,33 +314,32 @@ final class LocalLock {
         return invalidReason() == null;
     }
 
-    /** A renewal of {@code holding} sent at {@code sentNanos} and not answered yet. */
-    private record RenewalInFlight(Holding holding, long sentNanos) {
-    }
-
-    /** Whether a watchdog renewal of {@code holding} is in flight. */
+    /** Whether a watchdog renewal of {@code holding}, this lock's current holding, is in flight. */
     boolean renewalInFlight(Holding holding) {
-        RenewalInFlight current = renewalInFlight;
-        return current != null && current.holding() == holding;
-    }
-
-    /** Whether the watchdog renewal of {@code holding} in flight is the one sent at {@code sentNanos}. */
-    boolean renewalInFlight(Holding holding, long sentNanos) {
-        RenewalInFlight current = renewalInFlight;
-        return current != null && current.holding() == holding && current.sentNanos() == sentNanos;
+        long sent = renewalSentNanos; // before the holding: a new holding clears the mark before it is published
+        return this.holding == holding && sent != NO_RENEWAL;
     }
 
     /**
-     * Records a watchdog renewal of {@code holding} sent at {@code sentNanos}, unless one is in flight already. One of an
-     * earlier holding is forgotten: that holding is no longer this lock's, and its answer changes nothing.
+     * Whether the watchdog renewal in flight for {@code holding}, this lock's current holding, is the one sent at
+     * {@code sentNanos}.
+     */
+    boolean renewalInFlight(Holding holding, long sentNanos) {
+        long sent = renewalSentNanos;
+        return this.holding == holding && sent == sentNanos && sent != NO_RENEWAL;
+    }
+
+    /**
+     * Records a watchdog renewal of {@code holding} sent at {@code sentNanos}, unless one is in flight already or
+     * {@code holding} is no longer this lock's.
      *
      * @return whether it was recorded (the renewal is then this caller's to send)
      */
     synchronized boolean renewalSent(Holding holding, long sentNanos) {
-        if (renewalInFlight(holding)) {
+        if (this.holding != holding || renewalSentNanos != NO_RENEWAL) {
             return false;
         }
-        renewalInFlight = new RenewalInFlight(holding, sentNanos);
+        renewalSentNanos = sentNanos;
         return true;
     }
 
@@ -344,14 +352,14 @@ final class LocalLock {
         if (!renewalInFlight(holding, sentNanos)) {
             return false;
         }
-        renewalInFlight = null;
+        renewalSentNanos = NO_RENEWAL;
         return true;
     }
 
     /** Forgets any watchdog renewal of {@code holding} in flight (it was marked lost). */
     synchronized void renewalDropped(Holding holding) {
-        if (renewalInFlight(holding)) {
-            renewalInFlight = null;
+        if (this.holding == holding) {
+            renewalSentNanos = NO_RENEWAL;
         }
     }
 

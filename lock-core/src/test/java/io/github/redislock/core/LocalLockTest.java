@@ -50,4 +50,38 @@ class LocalLockTest {
         assertThat(lock.renewed(lock.holding, now)).isTrue();
         assertThat(lock.leaseLeftNanos()).isGreaterThan(TEN_SECONDS / 2);
     }
+
+    @Test
+    void aHoldingHasOneWatchdogRenewalInFlightAtMostAndANewHoldingForgetsTheEarlierOnes() {
+        LocalLock lock = new LocalLock("k");
+        long now = System.nanoTime();
+        lock.held("owner", 1, TEN_SECONDS, now, true);
+        LocalLock.Holding first = lock.holding;
+        assertThat(lock.renewalInFlight(first)).isFalse();
+
+        assertThat(lock.renewalSent(first, now + 1)).isTrue();
+        assertThat(lock.renewalSent(first, now + 2)).as("a second one while the first is in flight").isFalse();
+        assertThat(lock.renewalInFlight(first, now + 1)).isTrue();
+        assertThat(lock.renewalInFlight(first, now + 2)).isFalse();
+        assertThat(lock.renewalEnded(first, now + 2)).as("ended by a renewal never sent").isFalse();
+        assertThat(lock.renewalEnded(first, now + 1)).isTrue();
+        assertThat(lock.renewalInFlight(first)).isFalse();
+        assertThat(lock.renewalSent(first, now + 3)).as("the next one, once the first ended").isTrue();
+
+        // taken again while that renewal is in flight: the new holding has none, and the old one's answer ends nothing
+        lock.held("owner", 2, TEN_SECONDS, now + 4, true);
+        LocalLock.Holding second = lock.holding;
+        assertThat(lock.renewalInFlight(second)).isFalse();
+        assertThat(lock.renewalInFlight(first, now + 3)).isFalse();
+        assertThat(lock.renewalSent(first, now + 5)).as("a renewal of a holding no longer the lock's").isFalse();
+        assertThat(lock.renewalSent(second, now + 5)).isTrue();
+        assertThat(lock.renewalEnded(first, now + 3)).isFalse();
+        assertThat(lock.renewalInFlight(second, now + 5)).isTrue();
+
+        lock.renewalDropped(second);
+        assertThat(lock.renewalInFlight(second)).isFalse();
+        assertThat(lock.renewalSent(second, now + 6)).isTrue();
+        lock.releasing();
+        assertThat(lock.renewalInFlight(second)).as("after the release").isFalse();
+    }
 }
