@@ -316,8 +316,9 @@ final class LocalLock {
 
     /** Whether a watchdog renewal of {@code holding}, this lock's current holding, is in flight. */
     boolean renewalInFlight(Holding holding) {
-        long sent = renewalSentNanos; // before the holding: a new holding clears the mark before it is published
-        return this.holding == holding && sent != NO_RENEWAL;
+        // the holding first: a new holding clears the mark before it is published, so a mark read after the holding
+        // is that holding's, never an earlier one's
+        return this.holding == holding && renewalSentNanos != NO_RENEWAL;
     }
 
     /**
@@ -325,8 +326,11 @@ final class LocalLock {
      * {@code sentNanos}.
      */
     boolean renewalInFlight(Holding holding, long sentNanos) {
+        if (this.holding != holding) { // the holding first, as above
+            return false;
+        }
         long sent = renewalSentNanos;
-        return this.holding == holding && sent == sentNanos && sent != NO_RENEWAL;
+        return sent == sentNanos && sent != NO_RENEWAL;
     }
 
     /**
