@@ -27,7 +27,7 @@ final class GcThreads {
                 try {
                     String name = Files.readString(task.resolve("comm")).trim();
                     if (name.startsWith("GC Thread") || name.startsWith("G1 ")) {
-                        total += Long.parseLong(Files.readString(task.resolve("schedstat")).trim().split("\\s+")[0]);
+                        total += Schedstat.read(task.resolve("schedstat")).onCpuNanos();
                     }
                 } catch (IOException | RuntimeException e) { // the thread ended meanwhile
                 }

@@ -130,11 +130,6 @@ public final class ScaleBenchmark {
             return Math.abs(clientCpuUsPerLockPerLease) <= clientCpuNoiseUs;
         }
 
-        /** Whether the GC CPU figure is no larger than what the idle measurements vary by. */
-        boolean gcCpuWithinNoise() {
-            return Math.abs(gcCpuUsPerLockPerLease) <= gcCpuNoiseUs;
-        }
-
         boolean redisCpuWithinNoise() {
             return Math.abs(redisCpuUsPerLockPerLease) <= redisCpuNoiseUs;
         }
@@ -597,9 +592,7 @@ public final class ScaleBenchmark {
             double total = 0;
             for (RedisServerProcess master : masters) {
                 try {
-                    String[] fields = Files.readString(Path.of("/proc", Long.toString(master.pid()), "schedstat")).trim()
-                            .split(" ");
-                    total += Long.parseLong(fields[1]) / 1000;
+                    total += Schedstat.read(Path.of("/proc", Long.toString(master.pid()), "schedstat")).waitingNanos() / 1000;
                 } catch (IOException | RuntimeException e) {
                     return Double.NaN;
                 }
