@@ -135,7 +135,7 @@ final class ExclusiveLock {
                     + "acquired with a fixed lease (LockOptions.withLease) can be extended");
         }
         long requestStart = System.nanoTime();
-        if (!scripts.setLease(lock.key, current.owner(), lease.toMillis())) {
+        if (!scripts.setLease(lock.key, current.owner(), current.owner(), lease.toMillis())) {
             lock.lose(current, "Redis no longer had it as this owner's when its lease was extended");
             return false;
         }
@@ -466,12 +466,13 @@ final class ExclusiveLock {
     }
 
     /**
-     * Leaves {@code owner}'s Redis lock to expire in {@code holdMillis} instead of deleting it. A request whose reply
-     * was lost is left alone: the lock then expires with the lease it had, which is at least as long.
+     * Leaves {@code owner}'s Redis lock to expire in {@code holdMillis} instead of deleting it, held by nobody (a
+     * renewal still on its way cannot stretch it). A request whose reply was lost is left alone: the lock then expires
+     * with the lease it had, which is at least as long.
      */
     private ReleaseReply holdUntilExpiry(LocalLock lock, String owner, long holdMillis) {
         try {
-            return scripts.setLease(lock.key, owner, holdMillis) ? ReleaseReply.RELEASED : ReleaseReply.NOT_OWNER;
+            return scripts.holdUntilExpiry(lock.key, owner, holdMillis) ? ReleaseReply.RELEASED : ReleaseReply.NOT_OWNER;
         } catch (DataAccessException e) {
             log.warn("Could not shorten lock '{}' to its minimum hold of {}ms more ({}); it expires with its lease",
                     lock.key, holdMillis, e.toString());
@@ -495,13 +496,17 @@ final class ExclusiveLock {
             return true; // handed over with the watchdog's lease, and renewed since
         }
         long requestStart = System.nanoTime();
+        // held under an owner id of this thread's from now on: the watchdog may have sent a renewal of the handed-over
+        // holding while this thread was on its way, which must not stretch the fixed lease to the watchdog's
+        String adopted = context.newOwner();
         try {
-            if (scripts.setLease(lock.key, owner, lease.toMillis())) {
-                lock.held(owner, lock.token, lease.toNanos(), requestStart, false); // a fixed lease: not renewed
+            if (scripts.setLease(lock.key, owner, adopted, lease.toMillis())) {
+                lock.held(adopted, lock.token, lease.toNanos(), requestStart, false); // a fixed lease: not renewed
                 return true;
             }
         } catch (DataAccessException e) {
             log.debug("Could not set the lease of handed-over lock '{}'; acquiring it afresh", lock.key, e);
+            cleanup.run(lock.key, () -> scripts.release(lock.key, adopted)); // the request may have run all the same
         }
         giveBack(lock);
         return false;

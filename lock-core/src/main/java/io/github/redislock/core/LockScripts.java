@@ -364,16 +364,26 @@ final class LockScripts implements LockStore {
         });
     }
 
-    /**
-     * Sets {@code owner}'s lease to exactly {@code leaseMillis}, also when shorter than what is left: the holder
-     * choosing its own lease.
-     *
-     * @return whether {@code owner} still holds the lock
-     */
     @Override
-    public boolean setLease(String key, String owner, long leaseMillis) {
+    public boolean setLease(String key, String owner, String newOwner, long leaseMillis) {
+        byte[][] args = owner.equals(newOwner)
+                ? new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis), EXACT}
+                : new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis), EXACT, ScriptRunner.bytes(newOwner)};
         return isOne(redis.runAcknowledged(RENEW, new byte[][] {ScriptRunner.bytes(keys.lock(key))}, LockScripts::isOne,
-                null, "the lease change", new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis), EXACT}));
+                null, "the lease change", args));
+    }
+
+    @Override
+    public boolean holdUntilExpiry(String key, String owner, long holdMillis) {
+        return setLease(key, owner, heldOnlyUntilExpiry(owner), holdMillis);
+    }
+
+    /**
+     * The owner id a release's minimum hold leaves the lock under: {@code owner} with {@code :held} appended, which no
+     * holding has, so nothing renews it or releases it.
+     */
+    static String heldOnlyUntilExpiry(String owner) {
+        return owner + ":held";
     }
 
     /**

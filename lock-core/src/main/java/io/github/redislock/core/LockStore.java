@@ -52,8 +52,23 @@ interface LockStore {
     /** The watchdog's batched renewal, or {@code null} when each lock is renewed alone. */
     Renewer.@Nullable Many renewMany();
 
-    /** Sets {@code owner}'s lease to exactly {@code leaseMillis} ({@code holdAtLeast}); whether it still held the lock. */
-    boolean setLease(String key, String owner, long leaseMillis);
+    /**
+     * Sets {@code owner}'s lease to exactly {@code leaseMillis}, also when shorter than what is left: a holder choosing
+     * its own fixed lease. With a {@code newOwner} other than {@code owner} the lock is held under that owner id from
+     * now on, so a watchdog renewal of {@code owner} still on its way cannot stretch the lease to its own.
+     *
+     * @return whether {@code owner} still held the lock
+     */
+    boolean setLease(String key, String owner, String newOwner, long leaseMillis);
+
+    /**
+     * A release's minimum hold ({@code holdAtLeast}): leaves {@code owner}'s lock in Redis to expire in exactly
+     * {@code holdMillis}, held by nobody: under an owner id no renewal names, so one still on its way cannot stretch it
+     * to a whole lease.
+     *
+     * @return whether {@code owner} still held the lock
+     */
+    boolean holdUntilExpiry(String key, String owner, long holdMillis);
 
     /** Withdraws this client from the clients waiting for the lock. */
     void leave(String key);

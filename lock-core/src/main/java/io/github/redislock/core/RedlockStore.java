@@ -304,12 +304,32 @@ final class RedlockStore implements LockStore {
         }
     }
 
-    /** The minimum hold ({@code holdAtLeast}) on every node; held when a majority set it. */
+    /**
+     * A fixed lease on every node, for the same holder (Redlock hands nothing over, so nothing asks for another);
+     * held when a majority set it.
+     */
     @Override
-    public boolean setLease(String key, String holderId, long leaseMillis) {
+    public boolean setLease(String key, String holderId, String newHolderId, long leaseMillis) {
+        if (!holderId.equals(newHolderId)) {
+            throw new UnsupportedOperationException("Redlock hands nothing over");
+        }
+        Holder holder = held.get(holderId);
+        String owner = holder == null ? holderId : holder.owner;
+        return setOnQuorum(node -> node.scripts().setLease(key, owner, owner, leaseMillis));
+    }
+
+    /**
+     * The minimum hold ({@code holdAtLeast}) on every node, under an owner id no renewal names; held when a majority
+     * set it.
+     */
+    @Override
+    public boolean holdUntilExpiry(String key, String holderId, long holdMillis) {
         String owner = letGo(held.remove(holderId), holderId);
-        Replies<Boolean> set = nodes.callAll(node -> node.scripts().setLease(key, owner, leaseMillis),
-                System.nanoTime() + nodeTimeoutNanos,
+        return setOnQuorum(node -> node.scripts().holdUntilExpiry(key, owner, holdMillis));
+    }
+
+    private boolean setOnQuorum(java.util.function.Function<RedlockNodes.Node, Boolean> call) {
+        Replies<Boolean> set = nodes.callAll(call, System.nanoTime() + nodeTimeoutNanos,
                 r -> r.count(Boolean::booleanValue) >= nodes.quorum() || nodes.restStalled(r));
         return set.count(Boolean::booleanValue) >= nodes.quorum();
     }

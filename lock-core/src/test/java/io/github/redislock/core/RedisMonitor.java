@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.redislock.test.RedisServerProcess;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -89,6 +91,17 @@ final class RedisMonitor implements AutoCloseable {
             }
             TimeUnit.NANOSECONDS.timedWait(this, left);
         }
+    }
+
+    /**
+     * The owner id of the first hand-over in Redis ({@code <client>:handover:<n>}) seen in a command on {@code redisKey}:
+     * what a release handed the lock over to, before the next thread took it.
+     */
+    synchronized String handedOverOwner(String redisKey) {
+        Pattern owner = Pattern.compile("\"([^\"]*:handover:\\d+)\"");
+        return lines.stream().filter(line -> line.contains(redisKey)).map(owner::matcher).filter(Matcher::find)
+                .map(found -> found.group(1)).findFirst()
+                .orElseThrow(() -> new AssertionError("no hand-over of " + redisKey + " seen"));
     }
 
     /** A MONITOR line of an EVALSHA of {@code script} whose arguments include every one of {@code args}, quoted. */

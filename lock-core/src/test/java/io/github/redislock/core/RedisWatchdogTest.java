@@ -74,6 +74,30 @@ class RedisWatchdogTest {
         assertThat(ttl(lockKey(key))).as("not ours: untouched").isLessThanOrEqualTo(5_000);
     }
 
+    /**
+     * An exact lease for a new owner id (a thread taking a handed-over lock with a fixed lease, a release's minimum
+     * hold): a renewal of the old owner id reaching Redis afterwards finds the lock gone and cannot stretch it.
+     */
+    @ParameterizedTest(name = "before Redis 7.0: {0}")
+    @ValueSource(booleans = {false, true})
+    void anExactLeaseForANewOwnerIdCannotBeStretchedByALateRenewalOfTheOldOne(boolean beforeRedis7) {
+        RedisScript<Long> renew = asRun(LockScripts.RENEW, beforeRedis7);
+        RedisScript<String> renewMany = asRun(LockScripts.RENEW_MANY, beforeRedis7);
+        redis.opsForValue().set(lockKey(key), "owner-1", Duration.ofSeconds(30));
+
+        assertThat(redis.execute(renew, List.of(lockKey(key)), "owner-1", "5000", "exact", "owner-2")).isEqualTo(1);
+        assertThat(redis.opsForValue().get(lockKey(key))).isEqualTo("owner-2");
+        assertThat(ttl(lockKey(key))).isBetween(1L, 5_000L);
+
+        assertThat(redis.execute(renew, List.of(lockKey(key)), "owner-1", "30000")).as("a late renewal").isZero();
+        assertThat(redis.execute(renewMany, List.of(lockKey(key)), "owner-1", "30000")).as("a late batched renewal")
+                .isEqualTo("0");
+        assertThat(ttl(lockKey(key))).as("the exact lease, not stretched").isBetween(1L, 5_000L);
+        assertThat(redis.execute(renew, List.of(lockKey(key)), "owner-1", "1000", "exact", "owner-3"))
+                .as("nor set again by the old owner id").isZero();
+        assertThat(redis.opsForValue().get(lockKey(key))).isEqualTo("owner-2");
+    }
+
     @ParameterizedTest(name = "before Redis 7.0: {0}")
     @ValueSource(booleans = {false, true})
     void aBatchedRenewalExtendsEveryLockStillHeldWithoutShorteningOneAndReportsEachOneGone(boolean beforeRedis7) {
@@ -271,7 +295,7 @@ class RedisWatchdogTest {
         CountDownLatch adopted = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(1);
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        try {
+        try (RedisMonitor monitor = new RedisMonitor(server)) {
             Future<Boolean> next = pool.submit(() -> {
                 try (LockHandle taken = template.acquire(key, LockOptions.waitFor(Duration.ofSeconds(10))
                         .withLease(Duration.ofSeconds(60)))) {
@@ -285,12 +309,14 @@ class RedisWatchdogTest {
             assertThat(adopted.await(10, TimeUnit.SECONDS)).isTrue();
             LocalLock lock = template.localLock(key);
             LocalLock.Holding adoptedHolding = lock.holding;
-            assertThat(adoptedHolding.owner()).contains(":handover:");
+            String handedOver = monitor.handedOverOwner(lockKey(key));
+            assertThat(adoptedHolding.owner()).as("held under the thread's own owner id").isNotEqualTo(handedOver)
+                    .doesNotContain(":handover:");
             assertThat(redis.getExpire(lockKey(key), TimeUnit.MILLISECONDS)).isGreaterThan(50_000);
 
-            // the watchdog read the hand-over holding (same owner, 30s, renewed) just before the adoption:
-            // its RENEW lands after the adoption's 60s one
-            LocalLock.Holding seenByWatchdog = new LocalLock.Holding(adoptedHolding.owner(), adoptedHolding.token(),
+            // the watchdog read the hand-over holding (30s, renewed) just before the adoption: its RENEW lands after
+            // the adoption's 60s one
+            LocalLock.Holding seenByWatchdog = new LocalLock.Holding(handedOver, adoptedHolding.token(),
                     TimeUnit.SECONDS.toNanos(30), true);
             long adoptionSent = lock.renewedAtNanos();
             template.watchdog().renew(lock, template.watchdog().exclusiveRenewer(), seenByWatchdog, System.nanoTime());
