@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
@@ -315,21 +316,30 @@ final class RedlockStore implements LockStore {
         }
         Holder holder = held.get(holderId);
         String owner = holder == null ? holderId : holder.owner;
-        return setOnQuorum(node -> node.scripts().setLease(key, owner, owner, leaseMillis));
+        return setOnQuorum(node -> node.scripts().setLease(key, owner, owner, leaseMillis),
+                System.nanoTime() + nodeTimeoutNanos);
     }
 
     /**
      * The minimum hold ({@code holdAtLeast}) on every node, under an owner id no renewal names; held when a majority
-     * set it.
+     * set it. As a release does, each node's call waits for a renewal still putting the lock back there, which would
+     * otherwise leave it there under the holder's owner id for a whole lease.
      */
     @Override
     public boolean holdUntilExpiry(String key, String holderId, long holdMillis) {
-        String owner = letGo(held.remove(holderId), holderId);
-        return setOnQuorum(node -> node.scripts().holdUntilExpiry(key, owner, holdMillis));
+        Holder holder = held.remove(holderId);
+        String owner = letGo(holder, holderId);
+        long deadline = System.nanoTime() + nodeTimeoutNanos;
+        return setOnQuorum(node -> {
+            if (holder != null) {
+                holder.awaitRepair(node.name(), deadline);
+            }
+            return node.scripts().holdUntilExpiry(key, owner, holdMillis);
+        }, deadline);
     }
 
-    private boolean setOnQuorum(java.util.function.Function<RedlockNodes.Node, Boolean> call) {
-        Replies<Boolean> set = nodes.callAll(call, System.nanoTime() + nodeTimeoutNanos,
+    private boolean setOnQuorum(Function<Node, Boolean> call, long deadlineNanos) {
+        Replies<Boolean> set = nodes.callAll(call, deadlineNanos,
                 r -> r.count(Boolean::booleanValue) >= nodes.quorum() || nodes.restStalled(r));
         return set.count(Boolean::booleanValue) >= nodes.quorum();
     }

@@ -94,14 +94,16 @@ final class RedisMonitor implements AutoCloseable {
     }
 
     /**
-     * The owner id of the first hand-over in Redis ({@code <client>:handover:<n>}) seen in a command on {@code redisKey}:
-     * what a release handed the lock over to, before the next thread took it.
+     * The owner id of the first hand-over in Redis ({@code <client>:handover:<n>}) in a command on {@code redisKey}: what
+     * a release handed the lock over to, before the next thread took it. Waits up to 5 s for the monitor to read it.
      */
-    synchronized String handedOverOwner(String redisKey) {
+    String handedOverOwner(String redisKey) throws InterruptedException {
         Pattern owner = Pattern.compile("\"([^\"]*:handover:\\d+)\"");
-        return lines.stream().filter(line -> line.contains(redisKey)).map(owner::matcher).filter(Matcher::find)
-                .map(found -> found.group(1)).findFirst()
-                .orElseThrow(() -> new AssertionError("no hand-over of " + redisKey + " seen"));
+        Predicate<String> handOver = line -> line.contains(redisKey) && owner.matcher(line).find();
+        awaitCount(handOver, 1, Duration.ofSeconds(5), "hand-overs of " + redisKey);
+        Matcher found = owner.matcher(lines(handOver).get(0));
+        found.find();
+        return found.group(1);
     }
 
     /** A MONITOR line of an EVALSHA of {@code script} whose arguments include every one of {@code args}, quoted. */

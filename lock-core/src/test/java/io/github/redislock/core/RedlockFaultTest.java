@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import io.github.redislock.test.Await;
@@ -16,6 +21,8 @@ import io.github.redislock.test.WithRedisNodes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Redlock with nodes killed, restarted empty, or losing the lock; five fresh masters per test. */
 @WithRedisNodes(value = 5, freshForEachTest = true)
@@ -386,6 +393,51 @@ class RedlockFaultTest {
         assertThat(lost).singleElement().asString().contains("ran out");
         assertThat(handle.isHeld()).isFalse();
         assertThatThrownBy(handle::release).isInstanceOf(LockLostException.class);
+    }
+
+    /**
+     * A minimum hold ({@code holdAtLeast}) left while the watchdog is putting the lock back on a node that lost it: the
+     * node ends up with the minimum hold too, under the owner id no renewal names, not with the holder's lock for a
+     * whole lease that nobody would release. The put-back is held back on its way to the node (a proxy) until the
+     * release is under way.
+     */
+    @Test
+    void aMinimumHoldLeftWhileTheLockIsPutBackOnANodeEndsOnThatNodeToo() throws Exception {
+        RedisServerProcess lagging = nodes.node(0);
+        ExecutorService holderThread = Executors.newSingleThreadExecutor();
+        JedisConnectionFactory throughProxy = null;
+        try (StallingProxy proxy = new StallingProxy(lagging.port())) {
+            throughProxy = HoldBackProxy.jedisFactory("127.0.0.1", proxy.port());
+            Map<String, StringRedisTemplate> nodeClients = new LinkedHashMap<>(clients.clients());
+            nodeClients.put(lagging.host() + ":" + lagging.port(), new StringRedisTemplate(throughProxy));
+            try (RedlockTemplate holder = new RedlockTemplate(nodeClients,
+                    RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(3)), Duration.ofSeconds(1))) {
+                Duration holdAtLeast = Duration.ofMillis(2500);
+                LockHandle held = holderThread.submit(() -> holder.acquire(KEY,
+                        LockOptions.tryOnce().withHoldAtLeast(holdAtLeast))).get(10, TimeUnit.SECONDS);
+                proxy.stallNextRequestContaining(LockScripts.REDLOCK_REPAIR_MANY.getSha1());
+                lagging.command("DEL", LOCK_KEY); // node 0 lost it: the next renewal puts it back there
+                assertThat(proxy.awaitStalled(10_000)).as("the put-back on node 0 is stuck on its way").isTrue();
+
+                Future<?> release = holderThread.submit(held::release); // within the minimum hold
+                Thread.sleep(200);
+                proxy.release(); // the put-back reaches node 0 now
+                release.get(10, TimeUnit.SECONDS);
+
+                Await.until(() -> String.valueOf(lagging.command("GET", LOCK_KEY)).endsWith(":held"), Duration.ofSeconds(5),
+                        "node 0 holding the lock for the minimum hold only");
+                assertThat(Long.parseLong(lagging.command("PTTL", LOCK_KEY).trim())).as("node 0's time left")
+                        .isBetween(1L, holdAtLeast.toMillis());
+                for (int i = 1; i < 5; i++) {
+                    assertThat(nodes.node(i).command("GET", LOCK_KEY)).as("node %d", i).endsWith(":held");
+                }
+            }
+        } finally {
+            holderThread.shutdownNow();
+            if (throughProxy != null) {
+                throughProxy.destroy();
+            }
+        }
     }
 
     private static void awaitOwner(RedisServerProcess node, String clientId, Duration timeout) throws InterruptedException {
