@@ -86,10 +86,10 @@ final class ExclusiveLock {
                 return Optional.empty();
             }
             if (holdAtLeast == null && lease == null) {
-                return Optional.of(LocalLockHandle.exclusive(lock, this::release));
+                return Optional.of(LocalLockHandle.exclusive(lock, false, this::release));
             }
             // a fixed lease may be extended with a minimum hold later (extend)
-            LocalLockHandle handle = holdingAtLeast(lock);
+            LocalLockHandle handle = holdingAtLeast(lock, lease != null);
             if (holdAtLeast != null) {
                 // counted from after the lock was granted, so Redis keeps it at least that long after it granted it
                 handle.holdUntil(System.nanoTime() + holdAtLeast.toNanos());
@@ -102,9 +102,9 @@ final class ExclusiveLock {
     }
 
     /** A handle whose release leaves the lock in Redis until its {@link LocalLockHandle#holdUntilNanos()}, if set. */
-    private LocalLockHandle holdingAtLeast(LocalLock lock) {
+    private LocalLockHandle holdingAtLeast(LocalLock lock, boolean fixedLease) {
         LocalLockHandle[] handle = new LocalLockHandle[1];
-        handle[0] = LocalLockHandle.exclusive(lock, held -> {
+        handle[0] = LocalLockHandle.exclusive(lock, fixedLease, held -> {
             long holdUntil = handle[0].holdUntilNanos();
             if (release(held, holdUntil)) {
                 handle[0].heldInRedisUntil(holdUntil);
@@ -130,7 +130,7 @@ final class ExclusiveLock {
         if (current == null || lock.token != handle.token() || !lock.isValid()) {
             return false;
         }
-        if (current.renewing()) {
+        if (current.renewing() || !handle.hasFixedLease()) { // a grant held from its message is renewed once confirmed
             throw new IllegalArgumentException("Lock '" + lock.key + "' is renewed by the watchdog; only a lock "
                     + "acquired with a fixed lease (LockOptions.withLease) can be extended");
         }

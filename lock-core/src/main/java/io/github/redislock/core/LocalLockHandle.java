@@ -16,27 +16,41 @@ final class LocalLockHandle extends ThreadBoundHandle implements LockActivity.Le
     /** What {@link #toString()} puts before the key: nothing for the exclusive lock, {@code "fair "}. */
     private final String kind;
     private final Consumer<LocalLock> release;
+    /** Whether it was acquired with a fixed lease (not the watchdog's), which {@code extend} may replace. */
+    private final boolean fixedLease;
     /** After a release that left the lock in Redis for its minimum hold: until when ({@link System#nanoTime()}), else 0. */
     private volatile long heldInRedisUntilNanos;
     /** Until when ({@link System#nanoTime()}) a release leaves the lock in Redis ({@code holdAtLeast}), else 0. */
     private volatile long holdUntilNanos;
 
-    private LocalLockHandle(LocalLock lock, String type, String kind, Consumer<LocalLock> release) {
+    private LocalLockHandle(LocalLock lock, String type, String kind, boolean fixedLease, Consumer<LocalLock> release) {
         this.lock = lock;
         this.token = lock.token;
         this.type = type;
         this.kind = kind;
+        this.fixedLease = fixedLease;
         this.release = release;
     }
 
-    /** A handle on the exclusive lock; {@code release} releases one hold of the current thread. */
-    static LocalLockHandle exclusive(LocalLock lock, Consumer<LocalLock> release) {
-        return new LocalLockHandle(lock, "Lock", "", release);
+    /**
+     * A handle on the exclusive lock, acquired with a fixed lease or the watchdog's; {@code release} releases one hold
+     * of the current thread.
+     */
+    static LocalLockHandle exclusive(LocalLock lock, boolean fixedLease, Consumer<LocalLock> release) {
+        return new LocalLockHandle(lock, "Lock", "", fixedLease, release);
     }
 
     /** A handle on the fair lock; {@code release} releases one hold of the current thread. */
     static LocalLockHandle fair(LocalLock lock, Consumer<LocalLock> release) {
-        return new LocalLockHandle(lock, "Fair lock", "fair ", release);
+        return new LocalLockHandle(lock, "Fair lock", "fair ", false, release);
+    }
+
+    /**
+     * Whether it was acquired with a fixed lease, which {@code extend} may replace; not with the watchdog's, also while
+     * the watchdog does not renew it yet (a grant held from its message, until its confirmation).
+     */
+    boolean hasFixedLease() {
+        return fixedLease;
     }
 
     @Override

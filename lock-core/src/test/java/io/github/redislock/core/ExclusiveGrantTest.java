@@ -84,9 +84,15 @@ class ExclusiveGrantTest {
             throws Exception {
         LockHandle gate = holder.acquire(roundKey, LockOptions.tryOnce());
         CompletableFuture<LockHandle> taken = new CompletableFuture<>();
+        CompletableFuture<Object> extended = new CompletableFuture<>();
         CountDownLatch mayRelease = new CountDownLatch(1);
         Future<?> w = pool.submit(() -> {
             try (LockHandle handle = waiter.acquire(roundKey, LockOptions.waitFor(LONG_WAIT))) {
+                try { // a lock the watchdog keeps cannot be extended, also while it is held from a grant's message
+                    extended.complete(waiter.extend(handle, Duration.ofSeconds(5), null));
+                } catch (RuntimeException e) {
+                    extended.complete(e);
+                }
                 taken.complete(handle);
                 await(mayRelease);
             }
@@ -107,6 +113,8 @@ class ExclusiveGrantTest {
         }
         assertThat(handle.isHeld()).isTrue();
         assertThat(handle.fencingToken()).isGreaterThan(gate.fencingToken());
+        assertThat(extended.get(10, TimeUnit.SECONDS)).as("W's extend of its watchdog lock, held from the grant's message: %s",
+                fromMessage).isInstanceOf(IllegalArgumentException.class);
         if (fromMessage) {
             assertThat(redis.opsForValue().get(lockKey(roundKey))).as("the lock in Redis")
                     .isEqualTo(waiter.clientId() + ":grant:" + handle.fencingToken());
