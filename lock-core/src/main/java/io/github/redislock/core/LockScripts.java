@@ -382,7 +382,7 @@ final class LockScripts implements LockStore {
      * The owner id a release's minimum hold leaves the lock under: {@code owner} with {@code :held} appended, which no
      * holding has, so nothing renews it or releases it.
      */
-    static String heldOnlyUntilExpiry(String owner) {
+    private static String heldOnlyUntilExpiry(String owner) {
         return owner + ":held";
     }
 
