@@ -1,16 +1,19 @@
 -- Acquires an exclusive lock, or registers the caller as a waiter.
 -- KEYS[1] the lock (string: owner id), KEYS[2] the fencing counter,
 -- KEYS[3] waiting clients by arrival (zset, score = first registration ms),
--- KEYS[4] waiting clients by expiry (zset, score = ms after which the entry is stale)
+-- KEYS[4] waiting clients by expiry (zset, score = ms after which the entry is stale), KEYS[5] the lock's abandoned
+-- set (see lib/stale.lua)
 -- ARGV[1] owner id (client id + thread + acquisition), ARGV[2] lease in ms, ARGV[3] client id,
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
 -- ARGV[5] fence grace in ms, ARGV[6] '1' if the caller may be registered as a waiter (withdraw it on success),
 -- ARGV[7] how many of the longest-waiting clients a turn belongs to (see release.lua)
 -- ARGV[8] (optional, not on a Redlock node) '1' when the caller's client takes grants from their message (see
 -- release.lua): a miss then also tells the server time it ran at (see Returns)
--- Redlock nodes only: KEYS[5] the node's restart marker (its value: '<run_id> <ms>', the node process that wrote
+-- ARGV[9] the attempt's number in its acquisition, ARGV[10] '1' when an earlier attempt of it failed (lib/stale.lua)
+-- Redlock nodes only: KEYS[6] the node's restart marker (its value: '<run_id> <ms>', the node process that wrote
 -- it and that process's clock in ms before which it grants nothing), ARGV[8] the restart delay in ms
--- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0),
+-- Returns the fencing token (> 0) when the caller holds the lock, else minus the lock's remaining TTL in ms (< 0)
+-- (-1, changing nothing, for an attempt given up: nobody waits for its reply),
 -- or, on a Redlock node sitting out its restart delay, minus (2^40 + the delay's remaining ms). With ARGV[8] '1', a miss
 -- answers minus (the TTL, at most 8191, + 8192 * the server time in ms modulo 2^39): a grant to the caller's client
 -- made later than that (its message says when) was made after the caller sent this request.
@@ -31,14 +34,19 @@
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
 -- Uses lib/restart.lua.
-local takes_grants = not KEYS[5] and ARGV[8] == '1'
+-- Uses lib/stale.lua.
+if given_up(KEYS[5], ARGV[1], ARGV[9], ARGV[10]) then
+  return -1
+end
+
+local takes_grants = not KEYS[6] and ARGV[8] == '1'
 
 -- On a Redlock node, before it grants: how many ms of its restart delay are left (0: none, or not a Redlock node).
 local function delay_left()
-  if not KEYS[5] then
+  if not KEYS[6] then
     return 0
   end
-  return restart_delay_left(KEYS[5], ARGV[8])
+  return restart_delay_left(KEYS[6], ARGV[8])
 end
 
 local function restarting(left)
@@ -46,8 +54,8 @@ local function restarting(left)
 end
 
 local function token_from_clock()
-  -- only a Redlock node (it has KEYS[5]) keeps the counter longer than the grace
-  return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5], KEYS[5] ~= nil)
+  -- only a Redlock node (it has KEYS[6]) keeps the counter longer than the grace
+  return next_fencing_token(redis.call('TIME'), KEYS[2], ARGV[5], KEYS[6] ~= nil)
 end
 
 local current = redis.call('GET', KEYS[1])

@@ -1,21 +1,25 @@
 -- Takes a fair lock for the caller when it is its turn, or queues the caller (one entry per waiting thread).
 -- KEYS[1] the lock (string: owner id; the same key as the exclusive lock's, so the two exclude each other),
 -- KEYS[2] the fencing counter, KEYS[3] the queue (zset: waiter id by arrival, score = server time in us, strictly
--- increasing), KEYS[4] the waiters' expiries (zset, score = ms after which the entry is stale)
+-- increasing), KEYS[4] the waiters' expiries (zset, score = ms after which the entry is stale), KEYS[5] the lock's
+-- abandoned set (see lib/stale.lua)
 -- ARGV[1] owner id (client id:thread:acquisition; also the waiter id), ARGV[2] lease in ms,
 -- ARGV[3] '1' if the caller waits (queue it, refresh its entry), '0' for a single try, 'confirm' when the caller took
 -- the lock from the hand-over message (give it its full lease if it is still its own; never queue or take it),
--- ARGV[4] how long a waiter's entry lives without a refresh, in ms, ARGV[5] fence grace in ms
+-- ARGV[4] how long a waiter's entry lives without a refresh, in ms, ARGV[5] fence grace in ms,
+-- ARGV[6] the attempt's number in its acquisition, ARGV[7] '1' when an earlier attempt of it failed (lib/stale.lua)
 -- Returns the fencing token (> 0) when the caller holds the lock, else minus the server time of this call in us
 -- (< 0): a hand-over to the caller that fair_release.lua ran at or before that time was over by then (expired, or
 -- never made), so the caller holds only on a hand-over message that ran later (its server time is in the message);
--- for 'confirm', 1 when the lock is still the caller's, else 0.
+-- for 'confirm', 1 when the lock is still the caller's, else 0; -1, changing nothing, for an attempt given up
+-- (nobody waits for its reply).
 -- A release hands the lock to the head of the queue (fair_release.lua); the head also takes a lock it finds
 -- free (its holder crashed, or the waiter it was handed to never confirmed), nobody else does while a live
 -- waiter queues before them. Entries not refreshed in time (their thread or JVM died) are dropped here and
 -- at release, so a dead waiter holds up the queue for at most its entry's life.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
+-- Uses lib/stale.lua.
 if ARGV[3] == 'confirm' then
   withdraw_waiter(KEYS[3], KEYS[4], ARGV[1])
   if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -23,6 +27,10 @@ if ARGV[3] == 'confirm' then
     return 1
   end
   return 0
+end
+
+if given_up(KEYS[5], ARGV[1], ARGV[6], ARGV[7]) then
+  return -1
 end
 
 local now = redis.call('TIME')

@@ -1,20 +1,26 @@
 -- Takes a read (shared) share of a read/write lock, or registers the caller as a waiter.
--- KEYS (every read/write script takes the same seven): [1] the writer (string: owner id), [2] the readers (zset:
+-- KEYS (every read/write script takes the same eight): [1] the writer (string: owner id), [2] the readers (zset:
 -- owner id -> lease end in server ms), [3] the read epoch's fencing token, [4] the fencing counter,
 -- [5] writers waiting (zset: owner id -> ms after which the entry is stale), [6] waiting clients by arrival,
--- [7] waiting clients by expiry
+-- [7] waiting clients by expiry, [8] the lock's abandoned set (see lib/stale.lua)
 -- ARGV[1] owner id (client id + ':share:' + acquisition for a client's read share, client id + thread + acquisition
 -- for a reader of its own), ARGV[2] lease in ms, ARGV[3] client id,
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
--- ARGV[5] fence grace in ms, ARGV[6] the owner id of the caller's own write lock when it downgrades, else ''
+-- ARGV[5] fence grace in ms, ARGV[6] the owner id of the caller's own write lock when it downgrades, else '',
+-- ARGV[7] the attempt's number in its acquisition, ARGV[8] '1' when an earlier attempt of it failed (lib/stale.lua)
 -- Returns the read epoch's fencing token (> 0) when the caller reads now, else minus how long until it should
--- look again (< 0).
+-- look again (< 0) (-1, changing nothing, for an attempt given up: nobody waits for its reply).
 -- Each reader entry (a client's read share, which its reading threads join in memory, or a reader of its own) has
 -- its own lease, so a client that crashed frees only its own share when its lease ends.
 -- A reader may enter while other readers read and no writer holds the lock or waits for it (a waiting writer
 -- blocks new readers, so a stream of readers cannot starve it); the writer itself may always read (downgrade).
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
+-- Uses lib/stale.lua.
+if given_up(KEYS[8], ARGV[1], ARGV[7], ARGV[8]) then
+  return -1
+end
+
 local lease = tonumber(ARGV[2])
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)

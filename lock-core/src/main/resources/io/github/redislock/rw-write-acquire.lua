@@ -1,18 +1,24 @@
 -- Takes the write (exclusive) side of a read/write lock, or marks the caller as a waiting writer.
 -- KEYS as in rw-read-acquire.lua: [1] writer, [2] readers, [3] read epoch token, [4] fencing counter,
--- [5] writers waiting, [6] waiting clients by arrival, [7] waiting clients by expiry
+-- [5] writers waiting, [6] waiting clients by arrival, [7] waiting clients by expiry, [8] abandoned set
 -- ARGV[1] owner id, ARGV[2] lease in ms, ARGV[3] client id,
 -- ARGV[4] how long the caller will sleep at most before re-checking, in ms (0 = it will not wait),
 -- ARGV[5] fence grace in ms, ARGV[6] wake-up channel prefix, ARGV[7] the message telling a client that a writer
--- waits for this lock
+-- waits for this lock, ARGV[8] the attempt's number in its acquisition, ARGV[9] '1' when an earlier attempt of it
+-- failed (lib/stale.lua)
 -- Returns the fencing token (> 0) when the caller holds the write lock now, else minus how long until it should
--- look again (< 0).
+-- look again (< 0) (-1, changing nothing, for an attempt given up: nobody waits for its reply).
 -- A writer that waits enters itself in KEYS[5] until its next re-check plus a second: while it is there, no new
 -- reader enters (rw-read-acquire.lua), so the readers drain and the writer gets its turn. A writer that dies
 -- while waiting blocks readers at most that long. When it starts waiting, it tells every client that reads (ARGV[7],
 -- one message per client): a client's threads join its read share in memory, and must stop joining it now.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
+-- Uses lib/stale.lua.
+if given_up(KEYS[8], ARGV[1], ARGV[8], ARGV[9]) then
+  return -1
+end
+
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 

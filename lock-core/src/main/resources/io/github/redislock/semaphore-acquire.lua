@@ -2,17 +2,25 @@
 -- KEYS[1] holders (zset: holder id -> ms after which its lease has ended), KEYS[2] permits per holder (hash),
 -- KEYS[3] the permit limit (string), KEYS[4] the fencing counter,
 -- KEYS[5] waiting threads by arrival (zset, score = first registration ms),
--- KEYS[6] waiting threads by expiry (zset, score = ms after which the entry is stale)
+-- KEYS[6] waiting threads by expiry (zset, score = ms after which the entry is stale), KEYS[7] the semaphore's
+-- abandoned set (see lib/stale.lua)
 -- ARGV[1] holder id (client id + thread + acquisition), ARGV[2] permits wanted, ARGV[3] lease in ms,
 -- ARGV[4] the limit to start with when none is stored, ARGV[5] how long a stored limit is kept unused, in ms,
 -- ARGV[6] waiter id (client id + ':' + thread), ARGV[7] how long the caller will sleep at most before re-checking,
--- in ms (0 = it will not wait), ARGV[8] fence grace in ms, ARGV[9] '1' if the caller may be registered as a waiter
+-- in ms (0 = it will not wait), ARGV[8] fence grace in ms, ARGV[9] '1' if the caller may be registered as a waiter,
+-- ARGV[10] the attempt's number in its acquisition, ARGV[11] '1' when an earlier attempt of it failed (lib/stale.lua)
 -- Returns the fencing token (> 0) when the holder has its permits now, else minus how long until the earliest
--- lease among the holders ends, in ms (< 0): the latest the caller needs to look again if no release reaches it.
+-- lease among the holders ends, in ms (< 0): the latest the caller needs to look again if no release reaches it
+-- (-1, changing nothing, for an attempt given up: nobody waits for its reply).
 -- Holders whose lease ended are dropped first, so a crashed holder's permits come back by themselves.
 -- Uses lib/fence.lua.
 -- Uses lib/waiters.lua.
 -- Uses lib/keep.lua.
+-- Uses lib/stale.lua.
+if given_up(KEYS[7], ARGV[1], ARGV[10], ARGV[11]) then
+  return -1
+end
+
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lease = tonumber(ARGV[3])

@@ -227,7 +227,7 @@ final class ExclusiveLock {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         boolean takesGrants = byGrantMessage && lease == null && scripts.grantsByMessage();
         lock.missed(0, 0); // this thread's misses only
-        return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
+        return waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered, attempt) -> {
             Grant grant = lock.grant;
             if (grant != null && takesGrants && lock.lastMissSentNanos != 0
                     && takeGrant(lock, grant, lock.lastMissSentNanos, lock.lastMissAt, leaseMillis)) {
@@ -245,7 +245,7 @@ final class ExclusiveLock {
             long requestStart = System.nanoTime();
             // an entry a thread that gave up before this one kept is this thread's now: withdrawn when it takes the lock
             AcquireReply reply = scripts.acquire(lock.key, owner, leaseMillis, sleepMillis,
-                    registered || lock.waiterEntryKept.get());
+                    registered || lock.waiterEntryKept.get(), attempt);
             if (reply.acquired()) {
                 lock.grant = null; // a grant to this client this request adopted, if its message came first
                 lock.waiterEntryKept.set(false);
@@ -318,10 +318,12 @@ final class ExclusiveLock {
      */
     private void giveUp(LocalLock lock, String owner, boolean registered, boolean uncertain) {
         if (uncertain) {
-            // the failed request may still have taken the lock or registered this client as a waiter; undo both
-            // off the caller's thread, so the caller's failure is not delayed by another client timeout
-            // (run once the giving-up thread has left the key's local queue: see lock())
+            // the failed request may still have taken the lock or registered this client as a waiter, or still do
+            // so: give up its attempts (one landing later then changes nothing), then undo both, off the caller's
+            // thread, so the caller's failure is not delayed by another client timeout (run once the giving-up
+            // thread has left the key's local queue: see lock())
             lock.undoAfterGivingUp = () -> {
+                scripts.abandon(lock.key, owner);
                 scripts.release(lock.key, owner);
                 if (locks.get(lock.key) == null) { // else another thread of this client contends now, registered
                     scripts.leave(lock.key);

@@ -127,14 +127,14 @@ final class FairLock implements LockEngine {
         long[] lastMiss = {0, 0};
         fairLocks.waiting.put(owner, lock);
         try {
-            interrupted = waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered) -> {
+            interrupted = waitLoop.await(lock, deadline, interruptible, (sleepMillis, registered, attempt) -> {
                 Grant grant = lock.grant;
                 if (grant != null && lastMiss[0] != 0 && takeGrant(lock, owner, grant, lastMiss[0], lastMiss[1],
                         leaseMillis, lease == null)) {
                     return new AcquireReply(grant.token(), 0);
                 }
                 long requestStart = System.nanoTime();
-                FairLockScripts.Reply reply = scripts.acquire(key, owner, leaseMillis, sleepMillis > 0);
+                FairLockScripts.Reply reply = scripts.acquire(key, owner, leaseMillis, sleepMillis > 0, attempt);
                 if (reply.acquired()) {
                     lock.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart, lease == null);
                 } else if (reply.missedAtMicros() > 0) {
@@ -187,7 +187,17 @@ final class FairLock implements LockEngine {
 
     /** Leaves the queue; hands the lock on if it was handed to this waiter just as it gave up. */
     private void giveUp(String key, String owner, boolean registered, boolean uncertain) {
-        if (!registered && !uncertain) {
+        if (uncertain) {
+            // a failed request may still queue this waiter or take the lock: give up its attempts first (one landing
+            // later then changes nothing), then leave, handing on a lock it took; in the background, so the caller's
+            // failure is not delayed by another client timeout
+            cleanup.run(key, () -> {
+                scripts.abandon(key, owner);
+                lookLater(key, scripts.leave(key, owner));
+            });
+            return;
+        }
+        if (!registered) {
             return;
         }
         BackgroundCleanup.withoutInterrupt(() -> {
@@ -196,10 +206,6 @@ final class FairLock implements LockEngine {
             } catch (RuntimeException e) { // Redis unreachable, or this template closed meanwhile
                 log.debug("Could not leave the queue of fair lock '{}'; retrying in the background", key, e);
                 cleanup.run(key, () -> scripts.leave(key, owner));
-                return;
-            }
-            if (uncertain) {
-                cleanup.run(key, () -> scripts.leave(key, owner)); // a lost request may still run after the leave above
             }
         });
     }

@@ -98,9 +98,20 @@ final class FairLockScripts {
      * @param waits whether the caller waits: queue it and refresh its entry (else a single try that leaves no trace)
      */
     Reply acquire(String key, String waiter, long leaseMillis, boolean waits) {
+        return acquire(key, waiter, leaseMillis, waits, AttemptNumber.FIRST);
+    }
+
+    /** Like {@link #acquire(String, String, long, boolean)}, as attempt {@code attempt} of the waiter's acquisition. */
+    Reply acquire(String key, String waiter, long leaseMillis, boolean waits, AttemptNumber attempt) {
         return Reply.of(redis.runAcknowledged(FAIR_ACQUIRE, keys.fairKeysEncoded(key), token -> token > 0,
                 token -> release(key, waiter), "the acquisition", new byte[][] {ScriptRunner.bytes(waiter),
-                        ScriptRunner.number(leaseMillis), waits ? WAITS : TRIES_ONCE, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES}));
+                        ScriptRunner.number(leaseMillis), waits ? WAITS : TRIES_ONCE, ENTRY_TTL_BYTES, FENCE_GRACE_BYTES,
+                        attempt.numberBytes(), attempt.afterFailureBytes()}));
+    }
+
+    /** Gives up every attempt of {@code waiter}'s acquisition; see {@link LockStore#abandon}. */
+    void abandon(String key, String waiter) {
+        LockScripts.abandon(redis, keys, key, waiter);
     }
 
     /**

@@ -28,8 +28,9 @@ import org.springframework.util.StreamUtils;
  * resource-backed {@code DefaultRedisScript} checks the file's modification time on every call, which
  * costs more than the script itself. Redis scripts cannot include files, so a script whose header comment has the
  * line {@code -- Uses lib/fence.lua.} gets the text of {@code lib/fence.lua} (its fencing-token function) put after
- * that header as it is read, and likewise {@code lib/waiters.lua} (registering, withdrawing and pruning waiters) and
- * {@code lib/keep.lua} (keeping a semaphore's keys alive):
+ * that header as it is read, and likewise {@code lib/waiters.lua} (registering, withdrawing and pruning waiters),
+ * {@code lib/keep.lua} (keeping a semaphore's keys alive) and {@code lib/stale.lua} (refusing an acquisition request
+ * its client gave up on):
  * what every lock type does alike is written once, and each script sent to Redis is still whole (and its SHA
  * covers the libraries). The header stays first, so a script still begins by saying what it does.
  */
@@ -42,7 +43,8 @@ final class LockScripts implements LockStore {
             "lib/fence.lua", read("lib/fence.lua"),
             "lib/waiters.lua", read("lib/waiters.lua"),
             "lib/restart.lua", read("lib/restart.lua"),
-            "lib/keep.lua", read("lib/keep.lua"));
+            "lib/keep.lua", read("lib/keep.lua"),
+            "lib/stale.lua", read("lib/stale.lua"));
     /** The names of the functions each library defines, to catch a script calling one without its header line. */
     private static final Map<String, List<String>> LIBRARY_FUNCTIONS = LIBRARIES.entrySet().stream().collect(
             Collectors.toMap(Map.Entry::getKey, library -> Pattern.compile("(?m)^local function (\\w+)")
@@ -55,6 +57,7 @@ final class LockScripts implements LockStore {
     static final RedisScript<String> RW_READ_RENEW_MANY = load("rw-read-renew-many", String.class);
     static final RedisScript<String> REDLOCK_REPAIR_MANY = load("redlock-repair-many", String.class);
     static final RedisScript<Long> LEAVE = load("leave");
+    static final RedisScript<Long> ABANDON = load("abandon");
     static final RedisScript<Long> TURN_ENDED = load("turn-ended");
     static final RedisScript<Long> RW_READ_ACQUIRE = load("rw-read-acquire");
     static final RedisScript<Long> RW_WRITE_ACQUIRE = load("rw-write-acquire");
@@ -71,6 +74,8 @@ final class LockScripts implements LockStore {
      * on a busy machine, short enough that a woken client that died costs little. See release.lua.
      */
     private static final String TURN_MILLIS = "200";
+    /** What {@link #abandon} records as the highest attempt given up: every attempt of the owner id. */
+    private static final String EVERY_ATTEMPT = Integer.toString(Integer.MAX_VALUE);
     /** {@link #TURN_MILLIS} as a number: when the releasing client looks whether the turn was taken. */
     static final long TURN_MILLIS_VALUE = Long.parseLong(TURN_MILLIS);
     /**
@@ -224,12 +229,24 @@ final class LockScripts implements LockStore {
      * @param registered whether an earlier attempt may have registered this client (withdrawn on success)
      */
     @Override
-    public AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
-        Long reply = redis.runAcknowledged(ACQUIRE, keys.exclusiveKeysEncoded(key), token -> token > 0,
+    public AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered,
+            AttemptNumber attempt) {
+        Long reply = redis.runAcknowledged(ACQUIRE, keys.exclusiveAcquireKeysEncoded(key), token -> token > 0,
                 token -> release(key, owner), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
                         number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO,
-                        CLIENTS_WOKEN_PER_RELEASE_BYTES, grants ? ONE : ZERO});
+                        CLIENTS_WOKEN_PER_RELEASE_BYTES, grants ? ONE : ZERO, attempt.numberBytes(),
+                        attempt.afterFailureBytes()});
         return grants ? AcquireReply.ofGranting(reply) : AcquireReply.of(reply);
+    }
+
+    @Override
+    public void abandon(String key, String owner) {
+        abandon(redis, keys, key, owner);
+    }
+
+    /** {@link LockStore#abandon} for every lock type: its owner ids share the lock's abandoned set. */
+    static void abandon(ScriptRunner redis, RedisLockKeys keys, String key, String owner) {
+        redis.run(ABANDON, List.of(keys.abandoned(key)), owner, EVERY_ATTEMPT);
     }
 
     /**
@@ -254,12 +271,12 @@ final class LockScripts implements LockStore {
      */
     AcquireReply redlockAcquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered,
             String marker, long restartDelayMillis) {
-        byte[][] lockKeys = keys.exclusiveKeysEncoded(key);
+        byte[][] lockKeys = keys.exclusiveAcquireKeysEncoded(key);
         byte[][] withMarker = java.util.Arrays.copyOf(lockKeys, lockKeys.length + 1);
         withMarker[lockKeys.length] = ScriptRunner.bytes(marker);
         return AcquireReply.of(redis.run(ACQUIRE, withMarker, new byte[][] {ScriptRunner.bytes(owner), number(leaseMillis),
                 clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO, CLIENTS_WOKEN_PER_RELEASE_BYTES,
-                number(restartDelayMillis)}));
+                number(restartDelayMillis), ONE, ZERO})); // a Redlock attempt has an owner id of its own: always the first
     }
 
     /** Releases {@code owner}'s lock and wakes the clients that waited longest for it. */
@@ -412,18 +429,31 @@ final class LockScripts implements LockStore {
      * @return the read epoch's token when it reads now
      */
     AcquireReply readAcquire(String key, String owner, long leaseMillis, long sleepMillis, String downgradingWriter) {
-        return AcquireReply.of(redis.runAcknowledged(RW_READ_ACQUIRE, keys.readWriteEncoded(key), token -> token > 0,
+        return readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter, AttemptNumber.FIRST);
+    }
+
+    /** Like {@link #readAcquire(String, String, long, long, String)}, as attempt {@code attempt} of the acquisition. */
+    AcquireReply readAcquire(String key, String owner, long leaseMillis, long sleepMillis, String downgradingWriter,
+            AttemptNumber attempt) {
+        return AcquireReply.of(redis.runAcknowledged(RW_READ_ACQUIRE, keys.readWriteAcquireEncoded(key), token -> token > 0,
                 token -> readWriteRelease(key, owner, false), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
                         number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES,
-                        downgradingWriter.isEmpty() ? NONE : ScriptRunner.bytes(downgradingWriter)}));
+                        downgradingWriter.isEmpty() ? NONE : ScriptRunner.bytes(downgradingWriter), attempt.numberBytes(),
+                        attempt.afterFailureBytes()}));
     }
 
     /** Takes the write side of {@code key}'s read/write lock for {@code owner}, or marks it as a waiting writer. */
     AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis) {
-        return AcquireReply.of(redis.runAcknowledged(RW_WRITE_ACQUIRE, keys.readWriteEncoded(key), token -> token > 0,
+        return writeAcquire(key, owner, leaseMillis, sleepMillis, AttemptNumber.FIRST);
+    }
+
+    /** Like {@link #writeAcquire(String, String, long, long)}, as attempt {@code attempt} of the acquisition. */
+    AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis, AttemptNumber attempt) {
+        return AcquireReply.of(redis.runAcknowledged(RW_WRITE_ACQUIRE, keys.readWriteAcquireEncoded(key), token -> token > 0,
                 token -> readWriteRelease(key, owner, true), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),
                         number(leaseMillis), clientIdBytes, number(sleepMillis), FENCE_GRACE_BYTES, wakeChannelPrefixBytes,
-                        ScriptRunner.bytes(ReadWriteLocks.writerWaits(key))}));
+                        ScriptRunner.bytes(ReadWriteLocks.writerWaits(key)), attempt.numberBytes(),
+                        attempt.afterFailureBytes()}));
     }
 
     /**

@@ -19,7 +19,22 @@ interface LockStore {
      * @param registered whether an earlier attempt may have registered this client (withdrawn on success)
      * @throws org.springframework.dao.DataAccessException when the store could not be reached; the request may still land
      */
-    AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered);
+    default AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered) {
+        return acquire(key, owner, leaseMillis, sleepMillis, registered, AttemptNumber.FIRST);
+    }
+
+    /**
+     * Like {@link #acquire(String, String, long, long, boolean)}, as attempt {@code attempt} of {@code owner}'s
+     * acquisition: after a failed attempt, the attempts before it change nothing if they land later.
+     */
+    AcquireReply acquire(String key, String owner, long leaseMillis, long sleepMillis, boolean registered,
+            AttemptNumber attempt);
+
+    /**
+     * Gives up every attempt of {@code owner}'s acquisition, after one failed: a request of it still on its way changes
+     * nothing when it lands. The caller then releases what an attempt that landed earlier may have taken.
+     */
+    void abandon(String key, String owner);
 
     /**
      * Whether a release grants the lock to the longest-waiting client, whose waiting thread may hold it from the grant's

@@ -85,7 +85,7 @@ final class PermitWaiting {
             if (holding.owner == null) {
                 PermitOffer myOffer = offer;
                 PermitQueues.Queue myQueue = queue;
-                waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered) -> {
+                waitLoop.await(wakePoint, deadline, true, (sleepMillis, registered, attempt) -> {
                     if (myOffer != null) {
                         AcquireReply handed = handedOver(myOffer.granted(deadline), myOffer, holding, holder, leaseMillis,
                                 lease);
@@ -108,7 +108,7 @@ final class PermitWaiting {
                         beforeAcquireScript.run();
                         long requestStart = System.nanoTime();
                         AcquireReply reply = scripts.acquire(key, holder, permits, leaseMillis, initialLimit, waiter,
-                                sleepMillis, registered);
+                                sleepMillis, registered, attempt);
                         if (reply.acquired()) {
                             holding.held(holder, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
                                     lease == null);
@@ -167,6 +167,7 @@ final class PermitWaiting {
         String waiter = queues.clientWaiter();
         if (uncertain) {
             cleanup.run(key, () -> {
+                scripts.abandon(key, holder); // first: an attempt landing later then changes nothing
                 releases.returnPermits(key, holder);
                 if (!othersWait) {
                     scripts.leave(key, waiter);

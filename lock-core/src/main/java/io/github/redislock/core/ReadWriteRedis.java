@@ -76,12 +76,12 @@ final class ReadWriteRedis {
             throws InterruptedException {
         long leaseMillis = lease != null ? lease.toMillis() : watchdogLease.toMillis();
         LocalLock holding = new LocalLock(key);
-        boolean interrupted = waitLoop.await(wakePoint, deadline, interruptible, (sleepMillis, registered) -> {
+        boolean interrupted = waitLoop.await(wakePoint, deadline, interruptible, (sleepMillis, registered, attempt) -> {
             long requestStart = System.nanoTime();
             beforeEachAttempt.run();
             AcquireReply reply = mode == LockType.READ
-                    ? scripts.readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter)
-                    : scripts.writeAcquire(key, owner, leaseMillis, sleepMillis);
+                    ? scripts.readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter, attempt)
+                    : scripts.writeAcquire(key, owner, leaseMillis, sleepMillis, attempt);
             if (reply.acquired()) {
                 holding.held(owner, reply.token(), TimeUnit.MILLISECONDS.toNanos(leaseMillis), requestStart,
                         lease == null);
@@ -102,6 +102,7 @@ final class ReadWriteRedis {
     private void giveUp(String key, LockType mode, String owner, boolean registered, boolean uncertain) {
         if (uncertain) {
             cleanup.run(key, () -> {
+                scripts.abandon(key, owner); // first: an attempt landing later then changes nothing
                 scripts.readWriteRelease(key, owner, mode == LockType.WRITE);
                 if (mode == LockType.WRITE) {
                     scripts.leaveAsWriter(key, owner);

@@ -3,6 +3,7 @@ package io.github.redislock.core;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * The Redis key schema. Every key of one lock shares one cluster hash tag, the user's key in braces,
@@ -24,6 +25,8 @@ final class RedisLockKeys {
     static final int MAX_KEY_BYTES = 512;
 
     private static final String FENCE = ":fence";
+    /** Owner ids whose acquisition requests were given up, by every lock type of the name; see {@code lib/stale.lua}. */
+    private static final String ABANDONED = ":abandoned";
     private static final String WAITERS = ":waiters";
     private static final String WAITER_EXPIRIES = ":waiters:expiry";
     private static final String FAIR_QUEUE = ":queue";
@@ -40,12 +43,16 @@ final class RedisLockKeys {
 
     // each script's keys after the lock's name, encoded once, in the order the script takes them ("" is the lock)
     private static final byte[][] EXCLUSIVE_SUFFIXES = encode(List.of("", FENCE, WAITERS, WAITER_EXPIRIES));
-    private static final byte[][] FAIR_SUFFIXES = encode(List.of("", FENCE, FAIR_QUEUE, FAIR_QUEUE_EXPIRIES));
+    private static final byte[][] EXCLUSIVE_ACQUIRE_SUFFIXES = encode(List.of("", FENCE, WAITERS, WAITER_EXPIRIES,
+            ABANDONED));
+    private static final byte[][] FAIR_SUFFIXES = encode(List.of("", FENCE, FAIR_QUEUE, FAIR_QUEUE_EXPIRIES, ABANDONED));
     private static final byte[][] FAIR_RELEASE_SUFFIXES = encode(List.of("", FENCE, FAIR_QUEUE, FAIR_QUEUE_EXPIRIES,
             WAITERS, WAITER_EXPIRIES));
     private static final byte[][] READ_WRITE_SUFFIXES = encode(READ_WRITE);
+    private static final byte[][] READ_WRITE_ACQUIRE_SUFFIXES = encode(Stream.concat(READ_WRITE.stream(),
+            Stream.of(ABANDONED)).toList());
     private static final byte[][] SEMAPHORE_ACQUIRE_SUFFIXES = encode(List.of(SEMAPHORE_HOLDERS, SEMAPHORE_PERMITS,
-            SEMAPHORE_LIMIT, SEMAPHORE_FENCE, SEMAPHORE_WAITERS, SEMAPHORE_WAITER_EXPIRIES));
+            SEMAPHORE_LIMIT, SEMAPHORE_FENCE, SEMAPHORE_WAITERS, SEMAPHORE_WAITER_EXPIRIES, ABANDONED));
     private static final byte[][] SEMAPHORE_RELEASE_SUFFIXES = encode(List.of(SEMAPHORE_HOLDERS, SEMAPHORE_PERMITS,
             SEMAPHORE_WAITERS, SEMAPHORE_WAITER_EXPIRIES, SEMAPHORE_LIMIT, SEMAPHORE_FENCE));
 
@@ -101,6 +108,14 @@ final class RedisLockKeys {
         return lock(key) + FENCE;
     }
 
+    /**
+     * The owner ids whose acquisition requests were given up (zset: owner id to the highest attempt given up), for
+     * every lock type of {@code key}: such a request changes nothing when it lands late; see {@code lib/stale.lua}.
+     */
+    String abandoned(String key) {
+        return lock(key) + ABANDONED;
+    }
+
     String waiters(String key) {
         return lock(key) + WAITERS;
     }
@@ -117,7 +132,17 @@ final class RedisLockKeys {
         return encoded(key, EXCLUSIVE_SUFFIXES);
     }
 
-    /** The fair lock's keys for its acquisition: {@link #lock}, {@link #fence}, {@link #fairQueue}, its expiries. */
+    /**
+     * The exclusive lock's keys for its acquisition: those of {@link #exclusiveKeysEncoded}, then {@link #abandoned}.
+     */
+    byte[][] exclusiveAcquireKeysEncoded(String key) {
+        return encoded(key, EXCLUSIVE_ACQUIRE_SUFFIXES);
+    }
+
+    /**
+     * The fair lock's keys for its acquisition: {@link #lock}, {@link #fence}, {@link #fairQueue}, its expiries,
+     * {@link #abandoned}.
+     */
     byte[][] fairKeysEncoded(String key) {
         return encoded(key, FAIR_SUFFIXES);
     }
@@ -132,7 +157,12 @@ final class RedisLockKeys {
         return encoded(key, READ_WRITE_SUFFIXES);
     }
 
-    /** The semaphore's keys for its acquisition: holders, permits, limit, fence, waiters, waiter expiries. */
+    /** The keys of {@link #readWrite}, then {@link #abandoned}, encoded: a read or write acquisition's. */
+    byte[][] readWriteAcquireEncoded(String key) {
+        return encoded(key, READ_WRITE_ACQUIRE_SUFFIXES);
+    }
+
+    /** The semaphore's keys for its acquisition: holders, permits, limit, fence, waiters, waiter expiries, abandoned. */
     byte[][] semaphoreAcquireKeysEncoded(String key) {
         return encoded(key, SEMAPHORE_ACQUIRE_SUFFIXES);
     }

@@ -1,9 +1,11 @@
 package io.github.redislock.core;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -304,6 +306,16 @@ final class RedlockNodes implements AutoCloseable {
 
         int pending() {
             return waiting.size();
+        }
+
+        /** The nodes that failed or have not answered yet: a request to them may still land. */
+        Set<String> unanswered() {
+            if (errors.isEmpty() && waiting.isEmpty()) {
+                return Set.of();
+            }
+            Set<String> names = new HashSet<>(errors.keySet());
+            names.addAll(waiting);
+            return names;
         }
 
         /** "; 127.0.0.1:7001 failed: Connection refused; 127.0.0.1:7002 did not answer in time", or "". */

@@ -5,11 +5,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.github.redislock.core.LockScripts.AcquireReply;
 import io.github.redislock.core.LockScripts.ReleaseReply;
@@ -75,8 +77,14 @@ final class RedlockStore implements LockStore {
         this.restartDelayMillis = restartDelay.toMillis();
     }
 
+    /**
+     * Every attempt has an owner id of its own on the nodes, so {@code attempt} changes nothing here: an attempt
+     * that failed gives up its owner id on each node that did not answer it before it is released there, and a holding
+     * does the same at its release, so its request landing late on such a node changes nothing.
+     */
     @Override
-    public AcquireReply acquire(String key, String holder, long leaseMillis, long sleepMillis, boolean registered) {
+    public AcquireReply acquire(String key, String holder, long leaseMillis, long sleepMillis, boolean registered,
+            AttemptNumber attempt) {
         // an owner id of its own per attempt: a failed attempt's release still on its way to a node can never delete
         // a later attempt's grant there
         String owner = holder + ":" + attempts.incrementAndGet();
@@ -123,17 +131,24 @@ final class RedlockStore implements LockStore {
                 failure = "a majority granted it, but only after " + TimeUnit.NANOSECONDS.toMillis(tookNanos)
                         + " ms, when its lease of " + leaseMillis + " ms had (nearly) run out";
             } else {
-                held.put(holder, new Holder(owner, () -> grants.await(deadline, nodes::restStalled)));
+                held.put(holder, new Holder(owner, () -> {
+                    grants.await(deadline, nodes::restStalled);
+                    return grants.unanswered();
+                }));
                 return new AcquireReply(token, 0);
             }
         }
         // released before the next attempt, so its grants hold up nobody, and on the nodes that did not answer too,
         // where the request may still land
         long granted = grants.count(AcquireReply::acquired);
+        Set<String> unanswered = grants.unanswered();
         if (granted > 0) {
-            release(key, owner, null, granted, replyNanos);
+            release(key, owner, null, granted, replyNanos, unanswered);
         } else {
-            nodes.inBackground(node -> node.scripts().release(key, owner));
+            nodes.inBackground(node -> {
+                abandonIfUnanswered(node, unanswered, key, owner);
+                return node.scripts().release(key, owner);
+            });
         }
         if (unreachable) {
             throw new DataAccessResourceFailureException("a majority of the Redlock nodes could not be reached: " + failure);
@@ -146,8 +161,9 @@ final class RedlockStore implements LockStore {
     @Override
     public ReleaseReply release(String key, String holderId) {
         Holder holder = held.remove(holderId);
-        String owner = letGo(holder, holderId);
-        long notOwner = nodes.size() - release(key, owner, holder, nodes.size(), nodeTimeoutNanos);
+        Set<String> unanswered = holder == null ? Set.of() : holder.release();
+        String owner = holder == null ? holderId : holder.owner;
+        long notOwner = nodes.size() - release(key, owner, holder, nodes.size(), nodeTimeoutNanos, unanswered);
         return notOwner >= nodes.quorum() ? ReleaseReply.NOT_OWNER : ReleaseReply.RELEASED;
     }
 
@@ -157,9 +173,11 @@ final class RedlockStore implements LockStore {
      * at all when they stalled), so a frozen or slow node holds up no release (its call still goes out). Each node's
      * release waits for a renewal still putting the lock back there.
      *
+     * @param unanswered the nodes that did not answer the acquisition: the owner id is given up there first
      * @return how many nodes answered that {@code owner} held the lock there
      */
-    private long release(String key, String owner, @Nullable Holder holder, long holders, long replyNanos) {
+    private long release(String key, String owner, @Nullable Holder holder, long holders, long replyNanos,
+            Set<String> unanswered) {
         long start = System.nanoTime();
         long deadline = start + replyNanos;
         long majority = Math.min(holders, nodes.quorum());
@@ -167,6 +185,7 @@ final class RedlockStore implements LockStore {
             if (holder != null) {
                 holder.awaitRepair(node.name(), deadline);
             }
+            abandonIfUnanswered(node, unanswered, key, owner);
             return node.scripts().release(key, owner).wasOwner();
         }, deadline, r -> r.count(Boolean::booleanValue) >= majority
                 || r.values().size() >= nodes.quorum() && nodes.restStalled(r));
@@ -181,13 +200,22 @@ final class RedlockStore implements LockStore {
         return wasOwner + (nodes.size() - answered); // a node that did not answer is not taken for one that lost it
     }
 
-    /** The owner id on the nodes; the holder lets go of it: no renewal puts it back from now on. */
-    private static String letGo(@Nullable Holder holder, String holderId) {
-        if (holder == null) {
-            return holderId;
+    /**
+     * Gives up {@code owner}'s acquisition on {@code node} if the node did not answer it: the request may still land
+     * there, after the release, and would then take the lock for nobody (see {@code lib/stale.lua}).
+     */
+    private static void abandonIfUnanswered(Node node, Set<String> unanswered, String key, String owner) {
+        if (unanswered.contains(node.name())) {
+            node.scripts().abandon(key, owner);
         }
-        holder.release();
-        return holder.owner;
+    }
+
+    /**
+     * Nothing to do: the engine's owner id never reaches a node, each attempt has one of its own, given up where it
+     * may still land (see {@link #acquire}).
+     */
+    @Override
+    public void abandon(String key, String holderId) {
     }
 
     /** Redlock hands nothing over: a release on some masters says nothing certain about the others. */
@@ -328,12 +356,14 @@ final class RedlockStore implements LockStore {
     @Override
     public boolean holdUntilExpiry(String key, String holderId, long holdMillis) {
         Holder holder = held.remove(holderId);
-        String owner = letGo(holder, holderId);
+        Set<String> unanswered = holder == null ? Set.of() : holder.release();
+        String owner = holder == null ? holderId : holder.owner;
         long deadline = System.nanoTime() + nodeTimeoutNanos;
         return setOnQuorum(node -> {
             if (holder != null) {
                 holder.awaitRepair(node.name(), deadline);
             }
+            abandonIfUnanswered(node, unanswered, key, owner);
             return node.scripts().holdUntilExpiry(key, owner, holdMillis);
         }, deadline);
     }
@@ -413,22 +443,28 @@ final class RedlockStore implements LockStore {
 
         /** The owner id the lock has on the nodes: the holder's, with its attempt's number. */
         final String owner;
-        private Runnable lateGrants;
+        /** Waits for the acquisition's replies still on their way; then names the nodes that never answered. */
+        private Supplier<Set<String>> lateGrants;
         private boolean released;
         private final Map<String, Integer> repairs = new HashMap<>();
 
-        Holder(String owner, Runnable lateGrants) {
+        Holder(String owner, Supplier<Set<String>> lateGrants) {
             this.owner = owner;
             this.lateGrants = lateGrants;
         }
 
-        /** The holder's release began: no renewal puts the lock back from now on. Waits for the late grants. */
-        void release() {
+        /**
+         * The holder's release began: no renewal puts the lock back from now on. Waits for the late grants.
+         *
+         * @return the nodes that did not answer the acquisition: its request may still land there
+         */
+        Set<String> release() {
             synchronized (this) {
                 released = true;
             }
-            lateGrants.run();
-            lateGrants = () -> { };
+            Set<String> unanswered = lateGrants.get();
+            lateGrants = () -> unanswered;
+            return unanswered;
         }
 
         synchronized boolean startRepair(String node) {

@@ -64,11 +64,24 @@ final class SemaphoreScripts {
      */
     AcquireReply acquire(String key, String holder, int permits, long leaseMillis, int initialLimit, String waiter,
             long sleepMillis, boolean registered) {
+        return acquire(key, holder, permits, leaseMillis, initialLimit, waiter, sleepMillis, registered,
+                AttemptNumber.FIRST);
+    }
+
+    /** Like {@link #acquire(String, String, int, long, int, String, long, boolean)}, as attempt {@code attempt}. */
+    AcquireReply acquire(String key, String holder, int permits, long leaseMillis, int initialLimit, String waiter,
+            long sleepMillis, boolean registered, AttemptNumber attempt) {
         return AcquireReply.of(redis.runAcknowledged(ACQUIRE, keys.semaphoreAcquireKeysEncoded(key), token -> token > 0,
                 token -> release(key, holder, SemaphorePermits.wakeName(key)), "the acquisition", new byte[][] {
                         ScriptRunner.bytes(holder), ScriptRunner.number(permits), ScriptRunner.number(leaseMillis),
                         ScriptRunner.number(initialLimit), RETENTION_BYTES, ScriptRunner.bytes(waiter),
-                        ScriptRunner.number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO}));
+                        ScriptRunner.number(sleepMillis), FENCE_GRACE_BYTES, registered ? ONE : ZERO,
+                        attempt.numberBytes(), attempt.afterFailureBytes()}));
+    }
+
+    /** Gives up every attempt of {@code holder}'s acquisition; see {@link LockStore#abandon}. */
+    void abandon(String key, String holder) {
+        LockScripts.abandon(redis, keys, key, holder);
     }
 
     /**

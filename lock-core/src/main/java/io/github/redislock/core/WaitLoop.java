@@ -60,9 +60,11 @@ final class WaitLoop {
         /**
          * @param sleepMillis how long the caller will sleep at most before asking again (0: it will not wait)
          * @param registered whether an earlier attempt may have registered this client as a waiter
+         * @param number which attempt of the wait this is, sent with its request: after a failed attempt, the
+         *        requests of the attempts before it change nothing if they land later
          * @throws DataAccessException when Redis could not be reached; the request may still run there
          */
-        AcquireReply attempt(long sleepMillis, boolean registered);
+        AcquireReply attempt(long sleepMillis, boolean registered, AttemptNumber number);
     }
 
     /** Leaves nothing behind in Redis after a wait ends without the lock. */
@@ -71,7 +73,9 @@ final class WaitLoop {
 
         /**
          * @param registered whether an attempt may have registered this client as a waiter
-         * @param uncertain whether an attempt failed: its request may have run in Redis after the client gave up
+         * @param uncertain whether an attempt failed: its request may have run in Redis, or still run there, after the
+         *        client gave up; the withdrawal then gives up every attempt ({@link LockStore#abandon}) before it
+         *        releases what one may have taken
          */
         void giveUp(boolean registered, boolean uncertain);
     }
@@ -118,12 +122,14 @@ final class WaitLoop {
         DataAccessException lastError = null;
         // whether any attempt failed: its request may still run in Redis, taking the lock or registering a waiter
         boolean uncertain = false;
+        int attempts = 0;
         while (true) {
             long seen = lock.wakeups();
             long left = deadline.remainingNanos();
             AcquireReply reply;
             try {
-                reply = attempt.attempt(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS), registered);
+                reply = attempt.attempt(Math.min(TimeUnit.NANOSECONDS.toMillis(left), MAX_SLEEP_MILLIS), registered,
+                        AttemptNumber.of(++attempts, uncertain));
                 registered |= left > 0;
                 lastError = null; // a later clean answer supersedes an earlier error
             } catch (PermissionDeniedDataAccessException e) {

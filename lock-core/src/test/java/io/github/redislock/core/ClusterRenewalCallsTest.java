@@ -72,9 +72,9 @@ class ClusterRenewalCallsTest {
                     LOCKS, acquiringMillis, longestStallMillis.get()).isEmpty();
 
             System.out.println(driver + " renewal calls per master: " + cluster.masters().stream()
-                    .map(master -> master.port() + "=" + scriptCalls(master)).toList());
+                    .map(master -> master.port() + "=" + ScriptCalls.ran(master)).toList());
             for (RedisServerProcess master : cluster.masters()) {
-                long calls = scriptCalls(master);
+                long calls = ScriptCalls.ran(master);
                 if (master.majorVersion() < 7) {
                     // Redis 6.2 refuses script flags: one call per hash slot, as documented, about 450 a period
                     assertThat(calls).as("renewal calls on Redis %d master %d in three renewal periods, one per slot",
@@ -92,15 +92,5 @@ class ClusterRenewalCallsTest {
                 handle.release();
             }
         }
-    }
-
-    private static long scriptCalls(RedisServerProcess master) {
-        long calls = 0;
-        for (String line : master.command("INFO", "commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                calls += Long.parseLong(line.replaceAll("^cmdstat_[a-z]+:calls=(\\d+),.*", "$1"));
-            }
-        }
-        return calls;
     }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,8 +28,9 @@ class RedisLockKeysTest {
     @ParameterizedTest
     @ValueSource(strings = {"}", "{", "{}", "}{", "}x", "}}", "}{x}", "x}", "a}b", "{x}", "{orders}:42", "%7D", "100%}",
             "orders:42"})
-    void theFourKeysOfAnyKeyShareOneClusterSlot(String key) {
-        List<String> names = List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key));
+    void theKeysOfAnyKeyShareOneClusterSlot(String key) {
+        List<String> names = List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key),
+                keys.abandoned(key));
         Set<Integer> slots = names.stream().map(ClusterSlotHashUtil::calculateSlot).collect(Collectors.toSet());
         assertThat(slots).as("slots of %s", names).hasSize(1);
     }
@@ -38,14 +40,18 @@ class RedisLockKeysTest {
     void theEncodedKeysAScriptCallSendsAreTheNamedKeysInUtf8(String key) {
         assertThat(decoded(keys.exclusiveKeysEncoded(key)))
                 .isEqualTo(List.of(keys.lock(key), keys.fence(key), keys.waiters(key), keys.waiterExpiries(key)));
-        assertThat(decoded(keys.fairKeysEncoded(key)))
-                .isEqualTo(List.of(keys.lock(key), keys.fence(key), keys.fairQueue(key), keys.fairQueueExpiries(key)));
+        assertThat(decoded(keys.exclusiveAcquireKeysEncoded(key))).isEqualTo(List.of(keys.lock(key), keys.fence(key),
+                keys.waiters(key), keys.waiterExpiries(key), keys.abandoned(key)));
+        assertThat(decoded(keys.fairKeysEncoded(key))).isEqualTo(List.of(keys.lock(key), keys.fence(key), keys.fairQueue(key),
+                keys.fairQueueExpiries(key), keys.abandoned(key)));
         assertThat(decoded(keys.fairReleaseKeysEncoded(key))).isEqualTo(List.of(keys.lock(key), keys.fence(key),
                 keys.fairQueue(key), keys.fairQueueExpiries(key), keys.waiters(key), keys.waiterExpiries(key)));
         assertThat(decoded(keys.readWriteEncoded(key))).isEqualTo(keys.readWrite(key));
+        assertThat(decoded(keys.readWriteAcquireEncoded(key))).isEqualTo(
+                Stream.concat(keys.readWrite(key).stream(), Stream.of(keys.abandoned(key))).toList());
         assertThat(decoded(keys.semaphoreAcquireKeysEncoded(key))).isEqualTo(List.of(keys.semaphoreHolders(key),
                 keys.semaphorePermits(key), keys.semaphoreLimit(key), keys.semaphoreFence(key), keys.semaphoreWaiters(key),
-                keys.semaphoreWaiterExpiries(key)));
+                keys.semaphoreWaiterExpiries(key), keys.abandoned(key)));
         assertThat(decoded(keys.semaphoreReleaseKeysEncoded(key))).isEqualTo(List.of(keys.semaphoreHolders(key),
                 keys.semaphorePermits(key), keys.semaphoreWaiters(key), keys.semaphoreWaiterExpiries(key),
                 keys.semaphoreLimit(key), keys.semaphoreFence(key)));

@@ -440,6 +440,44 @@ class RedlockFaultTest {
         }
     }
 
+    /**
+     * A node stalls on an acquisition: its request is stuck on its way (a proxy) while the other four grant the lock, and
+     * reaches the node only after the holder released it. It must change nothing there: the release gave up the
+     * acquisition's owner id on the node that never answered it, else the node would keep the lock for a whole lease,
+     * held by nobody.
+     */
+    @Test
+    void anAcquisitionThatReachesANodeOnlyAfterTheReleaseLeavesNoLockThere() throws Exception {
+        RedisServerProcess lagging = nodes.node(0);
+        JedisConnectionFactory throughProxy = null;
+        try (StallingProxy proxy = new StallingProxy(lagging.port())) {
+            throughProxy = HoldBackProxy.jedisFactory("127.0.0.1", proxy.port());
+            Map<String, StringRedisTemplate> nodeClients = new LinkedHashMap<>(clients.clients());
+            nodeClients.put(lagging.host() + ":" + lagging.port(), new StringRedisTemplate(throughProxy));
+            try (RedlockTemplate holder = new RedlockTemplate(nodeClients, RedisLockConfig.defaults(),
+                    Duration.ofSeconds(1))) {
+                // loaded first, so the stuck request runs when it lands rather than being refused as unknown
+                ScriptCalls.load(lagging, LockScripts.ACQUIRE);
+                proxy.stallNextRequestContaining(LockScripts.ACQUIRE.getSha1());
+                LockHandle held = holder.acquire(KEY, LockOptions.tryOnce());
+                assertThat(proxy.awaitStalled(0)).as("the acquisition on node 0 is stuck on its way").isTrue();
+                held.release();
+
+                long calls = ScriptCalls.ran(lagging);
+                proxy.release(); // the acquisition reaches node 0 now, after the release
+                ScriptCalls.awaitAbove(lagging, calls, "the stuck acquisition reaches node 0");
+                assertThat(lagging.command("EXISTS", LOCK_KEY)).as("node 0 holding the lock").isEqualTo("0");
+                for (int i = 1; i < 5; i++) {
+                    assertThat(nodes.node(i).command("EXISTS", LOCK_KEY)).as("node %d holding the lock", i).isEqualTo("0");
+                }
+            }
+        } finally {
+            if (throughProxy != null) {
+                throughProxy.destroy();
+            }
+        }
+    }
+
     private static void awaitOwner(RedisServerProcess node, String clientId, Duration timeout) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
         while (!String.valueOf(node.command("GET", LOCK_KEY)).startsWith(clientId) && System.nanoTime() < end) {

@@ -42,6 +42,7 @@ class RenewalInFlightTest {
     void aMinimumHoldTheReleaseLeftStillEndsWhenItSaidAfterARenewalSentBeforeTheReleaseReachesRedis() throws Exception {
         String key = "in-flight:minimum-hold";
         try (StallingProxy proxy = new StallingProxy(server.port()); Client client = new Client(proxy)) {
+            ScriptCalls.load(server, LockScripts.RENEW_MANY); // so the held-back call runs as it lands
             proxy.stallNextRequestContaining(LockScripts.RENEW_MANY.getSha1());
             LockHandle handle = client.locks.acquire(key, LockOptions.tryOnce().withHoldAtLeast(Duration.ofMillis(1500)));
             assertThat(proxy.awaitStalled(10_000)).as("the watchdog's renewal is stuck on its way").isTrue();
@@ -50,9 +51,9 @@ class RenewalInFlightTest {
             long leftMillis = pttl(key);
             assertThat(leftMillis).as("the minimum hold left in Redis").isBetween(1L, 1_500L);
 
-            long scriptCalls = scriptCalls();
+            long scriptCalls = ScriptCalls.ran(server);
             proxy.release(); // the renewal sent for the released holding reaches Redis now
-            awaitScriptCallsAbove(scriptCalls);
+            ScriptCalls.awaitAbove(server, scriptCalls, "the held-back renewal reaches Redis");
 
             assertThat(pttl(key)).as("the lock's time left once the renewal sent before the release ran (its lease: %d ms)",
                     LEASE.toMillis()).isBetween(1L, leftMillis);
@@ -73,6 +74,7 @@ class RenewalInFlightTest {
         Thread[] nextThread = new Thread[1];
         ExecutorService next = Executors.newSingleThreadExecutor(task -> nextThread[0] = new Thread(task, "next-holder"));
         try (StallingProxy proxy = new StallingProxy(server.port()); Client client = new Client(proxy)) {
+            ScriptCalls.load(server, renewalScript(type)); // so the held-back call runs as it lands
             proxy.stallNextRequestContaining(renewalScript(type).getSha1());
             LockHandle first = acquire(client.locks, type, key, LockOptions.tryOnce());
             assertThat(proxy.awaitStalled(10_000)).as("the watchdog's renewal is stuck on its way").isTrue();
@@ -91,9 +93,9 @@ class RenewalInFlightTest {
                 assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
             }
 
-            long scriptCalls = scriptCalls();
+            long scriptCalls = ScriptCalls.ran(server);
             proxy.release(); // the first holding's renewal reaches Redis: its holding is gone, it answers "not held"
-            awaitScriptCallsAbove(scriptCalls);
+            ScriptCalls.awaitAbove(server, scriptCalls, "the held-back renewal reaches Redis");
 
             // hold it past a whole lease: renewed all along (else its lease runs out and it is lost), never reported lost
             long until = System.nanoTime() + LEASE.toNanos() * 3 / 2;
@@ -202,24 +204,5 @@ class RenewalInFlightTest {
 
     private long pttl(String key) {
         return Long.parseLong(server.command("PTTL", "redis-lock:{" + key + "}").trim());
-    }
-
-    /** Script calls Redis ran so far ({@code INFO commandstats}). */
-    private long scriptCalls() {
-        long calls = 0;
-        for (String line : server.command("INFO", "commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                calls += Long.parseLong(line.replaceAll(".*calls=(\\d+).*", "$1"));
-            }
-        }
-        return calls;
-    }
-
-    private void awaitScriptCallsAbove(long calls) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (scriptCalls() <= calls) {
-            assertThat(System.nanoTime()).as("the held-back renewal reaches Redis").isLessThan(end);
-            Thread.sleep(5);
-        }
     }
 }
