@@ -1336,18 +1336,20 @@ public final class ChaosRun implements AutoCloseable {
 
     /**
      * The engine's keys on the Redis (or the running Redlock masters). A Redlock fencing counter is kept a minute by
-     * design (RedlockNodes.FENCE_MEMORY), and a Redlock node's restart marker for its life, so neither is a leftover.
+     * design (RedlockNodes.FENCE_MEMORY), a Redlock node's restart marker for its life, and the record of acquisition
+     * requests given up ({@code :abandoned}, written after a failed request) five minutes, so none is a leftover.
      */
     private String leftoverKeys() {
         if (redlockNodes == null) {
             // a semaphore's limit is kept a day after its last use, by design
             return java.util.Arrays.stream(String.valueOf(redis.command("KEYS", "redis-lock:*")).split("\n"))
-                    .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":semaphore:limit"))
+                    .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":semaphore:limit")
+                            && !k.endsWith(":abandoned"))
                     .collect(java.util.stream.Collectors.joining("\n"));
         }
         return redlockNodes.nodes().stream().filter(RedisServerProcess::isRunning)
                 .flatMap(n -> java.util.Arrays.stream(String.valueOf(n.command("KEYS", "redis-lock:*")).split("\n")))
-                .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":fence")
+                .filter(k -> !k.isBlank() && !k.equals("null") && !k.endsWith(":fence") && !k.endsWith(":abandoned")
                         && !k.equals("redis-lock:redlock-restart-marker")).collect(java.util.stream.Collectors.joining("\n"));
     }
 
