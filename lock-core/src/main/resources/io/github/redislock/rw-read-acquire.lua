@@ -1,6 +1,7 @@
 -- Takes a read (shared) share of a read/write lock, or registers the caller as a waiter.
--- KEYS (every read/write script takes the same eight): [1] the writer (string: owner id), [2] the readers (zset:
--- owner id -> lease end in server ms), [3] the read epoch's fencing token, [4] the fencing counter,
+-- KEYS (every read/write script takes the first seven, an acquisition the eighth too): [1] the writer (string: owner
+-- id), [2] the readers (zset: owner id -> lease end in server ms), [3] the read epoch's fencing token, [4] the fencing
+-- counter,
 -- [5] writers waiting (zset: owner id -> ms after which the entry is stale), [6] waiting clients by arrival,
 -- [7] waiting clients by expiry, [8] the lock's abandoned set (see lib/stale.lua)
 -- ARGV[1] owner id (client id + ':share:' + acquisition for a client's read share, client id + thread + acquisition
