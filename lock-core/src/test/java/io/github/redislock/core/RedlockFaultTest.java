@@ -478,6 +478,46 @@ class RedlockFaultTest {
         }
     }
 
+    /**
+     * As above, for an attempt that failed: another client holds the lock, so the four masters that answered refuse it,
+     * and the attempt is released on every master in the background, given up first on the one that never answered.
+     * Once the holder released, the stuck request lands on a free lock there, and must not take it.
+     */
+    @Test
+    void aFailedAttemptThatReachesANodeOnlyAfterTheHolderReleasedLeavesNoLockThere() throws Exception {
+        RedisServerProcess lagging = nodes.node(0);
+        JedisConnectionFactory throughProxy = null;
+        try (StallingProxy proxy = new StallingProxy(lagging.port())) {
+            throughProxy = HoldBackProxy.jedisFactory("127.0.0.1", proxy.port());
+            Map<String, StringRedisTemplate> nodeClients = new LinkedHashMap<>(clients.clients());
+            nodeClients.put(lagging.host() + ":" + lagging.port(), new StringRedisTemplate(throughProxy));
+            try (RedlockTemplate waiter = new RedlockTemplate(nodeClients, RedisLockConfig.defaults(),
+                    Duration.ofSeconds(1)); RedlockTemplate holder = clients.template()) {
+                LockHandle held = holder.acquire(KEY, LockOptions.tryOnce());
+                ScriptCalls.load(lagging, LockScripts.ACQUIRE);
+                proxy.stallNextRequestContaining(LockScripts.ACQUIRE.getSha1());
+                assertThat(waiter.tryAcquire(KEY, LockOptions.tryOnce())).as("the waiter's lock").isEmpty();
+                assertThat(proxy.awaitStalled(0)).as("the attempt on node 0 is stuck on its way").isTrue();
+                // the attempt is given up on node 0 in the background: a moment for it, asserted by what follows
+                for (long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3); System.nanoTime() < end
+                        && !"1".equals(lagging.command("EXISTS", "redis-lock:{" + KEY + "}:abandoned")); ) {
+                    Thread.sleep(10);
+                }
+                held.release();
+
+                long calls = ScriptCalls.ran(lagging);
+                proxy.release(); // the attempt reaches node 0 now, after the holder's release
+                ScriptCalls.awaitAbove(lagging, calls, "the stuck attempt reaches node 0");
+                assertThat(lagging.command("EXISTS", LOCK_KEY)).as("node 0 holding the lock").isEqualTo("0");
+                assertThat(waiter.tryAcquire(KEY, LockOptions.tryOnce())).as("the lock, for the waiter now").isPresent();
+            }
+        } finally {
+            if (throughProxy != null) {
+                throughProxy.destroy();
+            }
+        }
+    }
+
     private static void awaitOwner(RedisServerProcess node, String clientId, Duration timeout) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
         while (!String.valueOf(node.command("GET", LOCK_KEY)).startsWith(clientId) && System.nanoTime() < end) {
