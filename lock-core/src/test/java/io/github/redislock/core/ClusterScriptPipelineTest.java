@@ -87,9 +87,11 @@ class ClusterScriptPipelineTest {
             inFlight.countAfterEval.set(false);
             inFlight.mostAfterEval.set(0);
             calls.runAndCheck();
+            // pipelined, dozens are in flight at once; on a loaded machine Redis answers the first ones sooner (30 of
+            // 300 were seen in CI), so the bound is set well above one-by-one's rather than at a share of the calls
             assertThat(inFlight.mostAfterEval.get())
                     .as("most EVALSHAs sent in a row with none answered, once EVAL loaded the script (one by one: 2 at most)")
-                    .isGreaterThan(CALLS / 10);
+                    .isGreaterThan(10);
         } finally {
             factory.destroy();
         }
