@@ -405,12 +405,9 @@ class RedlockFaultTest {
     void aMinimumHoldLeftWhileTheLockIsPutBackOnANodeEndsOnThatNodeToo() throws Exception {
         RedisServerProcess lagging = nodes.node(0);
         ExecutorService holderThread = Executors.newSingleThreadExecutor();
-        JedisConnectionFactory throughProxy = null;
-        try (StallingProxy proxy = new StallingProxy(lagging.port())) {
-            throughProxy = HoldBackProxy.jedisFactory("127.0.0.1", proxy.port());
-            Map<String, StringRedisTemplate> nodeClients = new LinkedHashMap<>(clients.clients());
-            nodeClients.put(lagging.host() + ":" + lagging.port(), new StringRedisTemplate(throughProxy));
-            try (RedlockTemplate holder = new RedlockTemplate(nodeClients,
+        try (NodeZeroThroughProxy nodeZero = new NodeZeroThroughProxy()) {
+            StallingProxy proxy = nodeZero.proxy;
+            try (RedlockTemplate holder = new RedlockTemplate(nodeZero.clients(),
                     RedisLockConfig.defaults().withWatchdogLease(Duration.ofSeconds(3)), Duration.ofSeconds(1))) {
                 Duration holdAtLeast = Duration.ofMillis(2500);
                 LockHandle held = holderThread.submit(() -> holder.acquire(KEY,
@@ -434,9 +431,6 @@ class RedlockFaultTest {
             }
         } finally {
             holderThread.shutdownNow();
-            if (throughProxy != null) {
-                throughProxy.destroy();
-            }
         }
     }
 
@@ -449,12 +443,9 @@ class RedlockFaultTest {
     @Test
     void anAcquisitionThatReachesANodeOnlyAfterTheReleaseLeavesNoLockThere() throws Exception {
         RedisServerProcess lagging = nodes.node(0);
-        JedisConnectionFactory throughProxy = null;
-        try (StallingProxy proxy = new StallingProxy(lagging.port())) {
-            throughProxy = HoldBackProxy.jedisFactory("127.0.0.1", proxy.port());
-            Map<String, StringRedisTemplate> nodeClients = new LinkedHashMap<>(clients.clients());
-            nodeClients.put(lagging.host() + ":" + lagging.port(), new StringRedisTemplate(throughProxy));
-            try (RedlockTemplate holder = new RedlockTemplate(nodeClients, RedisLockConfig.defaults(),
+        try (NodeZeroThroughProxy nodeZero = new NodeZeroThroughProxy()) {
+            StallingProxy proxy = nodeZero.proxy;
+            try (RedlockTemplate holder = new RedlockTemplate(nodeZero.clients(), RedisLockConfig.defaults(),
                     Duration.ofSeconds(1))) {
                 // loaded first, so the stuck request runs when it lands rather than being refused as unknown
                 ScriptCalls.load(lagging, LockScripts.ACQUIRE);
@@ -471,10 +462,6 @@ class RedlockFaultTest {
                     assertThat(nodes.node(i).command("EXISTS", LOCK_KEY)).as("node %d holding the lock", i).isEqualTo("0");
                 }
             }
-        } finally {
-            if (throughProxy != null) {
-                throughProxy.destroy();
-            }
         }
     }
 
@@ -486,12 +473,9 @@ class RedlockFaultTest {
     @Test
     void aFailedAttemptThatReachesANodeOnlyAfterTheHolderReleasedLeavesNoLockThere() throws Exception {
         RedisServerProcess lagging = nodes.node(0);
-        JedisConnectionFactory throughProxy = null;
-        try (StallingProxy proxy = new StallingProxy(lagging.port())) {
-            throughProxy = HoldBackProxy.jedisFactory("127.0.0.1", proxy.port());
-            Map<String, StringRedisTemplate> nodeClients = new LinkedHashMap<>(clients.clients());
-            nodeClients.put(lagging.host() + ":" + lagging.port(), new StringRedisTemplate(throughProxy));
-            try (RedlockTemplate waiter = new RedlockTemplate(nodeClients, RedisLockConfig.defaults(),
+        try (NodeZeroThroughProxy nodeZero = new NodeZeroThroughProxy()) {
+            StallingProxy proxy = nodeZero.proxy;
+            try (RedlockTemplate waiter = new RedlockTemplate(nodeZero.clients(), RedisLockConfig.defaults(),
                     Duration.ofSeconds(1)); RedlockTemplate holder = clients.template()) {
                 LockHandle held = holder.acquire(KEY, LockOptions.tryOnce());
                 ScriptCalls.load(lagging, LockScripts.ACQUIRE);
@@ -511,10 +495,31 @@ class RedlockFaultTest {
                 assertThat(lagging.command("EXISTS", LOCK_KEY)).as("node 0 holding the lock").isEqualTo("0");
                 assertThat(waiter.tryAcquire(KEY, LockOptions.tryOnce())).as("the lock, for the waiter now").isPresent();
             }
-        } finally {
-            if (throughProxy != null) {
-                throughProxy.destroy();
-            }
+        }
+    }
+
+    /** Node 0 reached through a {@link StallingProxy}, the other masters directly. */
+    private final class NodeZeroThroughProxy implements AutoCloseable {
+
+        final StallingProxy proxy;
+        private final JedisConnectionFactory factory;
+
+        NodeZeroThroughProxy() throws java.io.IOException {
+            proxy = new StallingProxy(nodes.node(0).port());
+            factory = HoldBackProxy.jedisFactory("127.0.0.1", proxy.port());
+        }
+
+        /** Each master's client by its address, as {@link RedlockTemplate} takes them. */
+        Map<String, StringRedisTemplate> clients() {
+            Map<String, StringRedisTemplate> nodeClients = new LinkedHashMap<>(clients.clients());
+            nodeClients.put(nodes.node(0).host() + ":" + nodes.node(0).port(), new StringRedisTemplate(factory));
+            return nodeClients;
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            factory.destroy();
+            proxy.close();
         }
     }
 

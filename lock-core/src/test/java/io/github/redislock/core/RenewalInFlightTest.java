@@ -76,15 +76,16 @@ class RenewalInFlightTest {
         try (StallingProxy proxy = new StallingProxy(server.port()); Client client = new Client(proxy)) {
             ScriptCalls.load(server, renewalScript(type)); // so the held-back call runs as it lands
             proxy.stallNextRequestContaining(renewalScript(type).getSha1());
-            LockHandle first = acquire(client.locks, type, key, LockOptions.tryOnce());
+            LockHandle first = LockTypes.acquire(client.locks, type, key, LockOptions.tryOnce());
             assertThat(proxy.awaitStalled(10_000)).as("the watchdog's renewal is stuck on its way").isTrue();
 
             Future<LockHandle> taken;
             if (type == LockType.READ) { // a reader waiting would join the first one's share
                 first.release();
-                taken = next.submit(() -> acquire(client.locks, type, key, LockOptions.tryOnce()));
+                taken = next.submit(() -> LockTypes.acquire(client.locks, type, key, LockOptions.tryOnce()));
             } else {
-                taken = next.submit(() -> acquire(client.locks, type, key, LockOptions.waitFor(Duration.ofSeconds(20))));
+                taken = next.submit(() -> LockTypes.acquire(client.locks, type, key,
+                        LockOptions.waitFor(Duration.ofSeconds(20))));
                 awaitWaiting(nextThread);
                 first.release();
             }
@@ -108,16 +109,6 @@ class RenewalInFlightTest {
         } finally {
             next.shutdownNow();
         }
-    }
-
-    private static LockHandle acquire(RedisLockTemplate locks, LockType type, String key, LockOptions options) {
-        return switch (type) {
-            case EXCLUSIVE -> locks.acquire(key, options);
-            case FAIR -> locks.fairLock(key).acquire(options);
-            case READ -> locks.readWriteLock(key).readLock().acquire(options);
-            case WRITE -> locks.readWriteLock(key).writeLock().acquire(options);
-            case SEMAPHORE -> locks.semaphore(key, 1).acquire(options);
-        };
     }
 
     /** The watchdog's batched renewal of {@code type}'s holdings. */

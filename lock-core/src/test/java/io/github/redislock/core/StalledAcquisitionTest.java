@@ -45,7 +45,7 @@ class StalledAcquisitionTest {
         String key = "stalled:gave-up:" + type;
         try (StallingProxy proxy = new StallingProxy(server.port()); Client holder = new Client(server.port(), null);
                 Client waiter = new Client(proxy.port(), READ_TIMEOUT); Client third = new Client(server.port(), null)) {
-            LockHandle held = acquire(holder.locks, blocking(type), key, LockOptions.tryOnce());
+            LockHandle held = LockTypes.acquire(holder.locks, blocking(type), key, LockOptions.tryOnce());
             stallAcquisition(proxy, type);
             assertThat(tryAcquire(waiter.locks, type, key, Duration.ofMillis(200))).as("the waiter's lock").isNull();
             assertThat(proxy.awaitStalled(0)).as("the waiter's request is stuck on its way").isTrue();
@@ -69,10 +69,10 @@ class StalledAcquisitionTest {
         ExecutorService waiting = Executors.newSingleThreadExecutor();
         try (StallingProxy proxy = new StallingProxy(server.port()); Client holder = new Client(server.port(), null);
                 Client waiter = new Client(proxy.port(), READ_TIMEOUT); Client third = new Client(server.port(), null)) {
-            LockHandle held = acquire(holder.locks, blocking(type), key, LockOptions.tryOnce());
+            LockHandle held = LockTypes.acquire(holder.locks, blocking(type), key, LockOptions.tryOnce());
             stallAcquisition(proxy, type);
 
-            Future<LockHandle> taken = waiting.submit(() -> acquire(waiter.locks, type, key,
+            Future<LockHandle> taken = waiting.submit(() -> LockTypes.acquire(waiter.locks, type, key,
                     LockOptions.waitFor(Duration.ofSeconds(20))));
             assertThat(proxy.awaitStalled(10_000)).as("the waiter's request is stuck on its way").isTrue();
             Thread.sleep(READ_TIMEOUT.toMillis() + 500); // its driver gave up on it; the waiter asked again, and waits
@@ -110,20 +110,10 @@ class StalledAcquisitionTest {
         };
     }
 
-    private static LockHandle acquire(RedisLockTemplate locks, LockType type, String key, LockOptions options) {
-        return switch (type) {
-            case EXCLUSIVE -> locks.acquire(key, options);
-            case FAIR -> locks.fairLock(key).acquire(options);
-            case READ -> locks.readWriteLock(key).readLock().acquire(options);
-            case WRITE -> locks.readWriteLock(key).writeLock().acquire(options);
-            case SEMAPHORE -> locks.semaphore(key, 1).acquire(options);
-        };
-    }
-
     /** The lock, or {@code null} when the wait ended without it (also when Redis did not answer in time). */
     private static @Nullable LockHandle tryAcquire(RedisLockTemplate locks, LockType type, String key, Duration wait) {
         try {
-            return acquire(locks, type, key, LockOptions.waitFor(wait));
+            return LockTypes.acquire(locks, type, key, LockOptions.waitFor(wait));
         } catch (LockNotAcquiredException e) {
             return null;
         }
