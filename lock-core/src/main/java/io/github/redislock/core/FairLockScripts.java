@@ -96,12 +96,8 @@ final class FairLockScripts {
      * Takes the lock if it is {@code waiter}'s turn (or confirms a hand-over to it), else queues it.
      *
      * @param waits whether the caller waits: queue it and refresh its entry (else a single try that leaves no trace)
+     * @param attempt which attempt of the waiter's acquisition this is ({@link AttemptNumber})
      */
-    Reply acquire(String key, String waiter, long leaseMillis, boolean waits) {
-        return acquire(key, waiter, leaseMillis, waits, AttemptNumber.FIRST);
-    }
-
-    /** Like {@link #acquire(String, String, long, boolean)}, as attempt {@code attempt} of the waiter's acquisition. */
     Reply acquire(String key, String waiter, long leaseMillis, boolean waits, AttemptNumber attempt) {
         return Reply.of(redis.runAcknowledged(FAIR_ACQUIRE, keys.fairKeysEncoded(key), token -> token > 0,
                 token -> release(key, waiter), "the acquisition", new byte[][] {ScriptRunner.bytes(waiter),

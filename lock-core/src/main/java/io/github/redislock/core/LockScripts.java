@@ -426,13 +426,9 @@ final class LockScripts implements LockStore {
      * Takes a read share of {@code key}'s read/write lock for {@code owner}, or registers this client as waiting.
      *
      * @param downgradingWriter the owner id of the caller's own write lock on the key, or {@code ""}
+     * @param attempt which attempt of the acquisition this is ({@link AttemptNumber})
      * @return the read epoch's token when it reads now
      */
-    AcquireReply readAcquire(String key, String owner, long leaseMillis, long sleepMillis, String downgradingWriter) {
-        return readAcquire(key, owner, leaseMillis, sleepMillis, downgradingWriter, AttemptNumber.FIRST);
-    }
-
-    /** Like {@link #readAcquire(String, String, long, long, String)}, as attempt {@code attempt} of the acquisition. */
     AcquireReply readAcquire(String key, String owner, long leaseMillis, long sleepMillis, String downgradingWriter,
             AttemptNumber attempt) {
         return AcquireReply.of(redis.runAcknowledged(RW_READ_ACQUIRE, keys.readWriteAcquireEncoded(key), token -> token > 0,
@@ -442,12 +438,10 @@ final class LockScripts implements LockStore {
                         attempt.afterFailureBytes()}));
     }
 
-    /** Takes the write side of {@code key}'s read/write lock for {@code owner}, or marks it as a waiting writer. */
-    AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis) {
-        return writeAcquire(key, owner, leaseMillis, sleepMillis, AttemptNumber.FIRST);
-    }
-
-    /** Like {@link #writeAcquire(String, String, long, long)}, as attempt {@code attempt} of the acquisition. */
+    /**
+     * Takes the write side of {@code key}'s read/write lock for {@code owner}, or marks it as a waiting writer, as
+     * attempt {@code attempt} of the acquisition ({@link AttemptNumber}).
+     */
     AcquireReply writeAcquire(String key, String owner, long leaseMillis, long sleepMillis, AttemptNumber attempt) {
         return AcquireReply.of(redis.runAcknowledged(RW_WRITE_ACQUIRE, keys.readWriteAcquireEncoded(key), token -> token > 0,
                 token -> readWriteRelease(key, owner, true), "the acquisition", new byte[][] {ScriptRunner.bytes(owner),

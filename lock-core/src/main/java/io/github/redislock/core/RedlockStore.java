@@ -161,9 +161,9 @@ final class RedlockStore implements LockStore {
     @Override
     public ReleaseReply release(String key, String holderId) {
         Holder holder = held.remove(holderId);
-        Set<String> unanswered = holder == null ? Set.of() : holder.release();
-        String owner = holder == null ? holderId : holder.owner;
-        long notOwner = nodes.size() - release(key, owner, holder, nodes.size(), nodeTimeoutNanos, unanswered);
+        LetGo letGo = LetGo.of(holder, holderId);
+        long notOwner = nodes.size() - release(key, letGo.owner(), holder, nodes.size(), nodeTimeoutNanos,
+                letGo.unanswered());
         return notOwner >= nodes.quorum() ? ReleaseReply.NOT_OWNER : ReleaseReply.RELEASED;
     }
 
@@ -198,6 +198,17 @@ final class RedlockStore implements LockStore {
         long wasOwner = released.count(Boolean::booleanValue);
         long answered = released.values().size();
         return wasOwner + (nodes.size() - answered); // a node that did not answer is not taken for one that lost it
+    }
+
+    /**
+     * The owner id on the nodes, and the nodes that never answered its acquisition; the holder lets go of it: no
+     * renewal puts it back from now on.
+     */
+    private record LetGo(String owner, Set<String> unanswered) {
+
+        static LetGo of(@Nullable Holder holder, String holderId) {
+            return holder == null ? new LetGo(holderId, Set.of()) : new LetGo(holder.owner, holder.release());
+        }
     }
 
     /**
@@ -356,15 +367,14 @@ final class RedlockStore implements LockStore {
     @Override
     public boolean holdUntilExpiry(String key, String holderId, long holdMillis) {
         Holder holder = held.remove(holderId);
-        Set<String> unanswered = holder == null ? Set.of() : holder.release();
-        String owner = holder == null ? holderId : holder.owner;
+        LetGo letGo = LetGo.of(holder, holderId);
         long deadline = System.nanoTime() + nodeTimeoutNanos;
         return setOnQuorum(node -> {
             if (holder != null) {
                 holder.awaitRepair(node.name(), deadline);
             }
-            abandonIfUnanswered(node, unanswered, key, owner);
-            return node.scripts().holdUntilExpiry(key, owner, holdMillis);
+            abandonIfUnanswered(node, letGo.unanswered(), key, letGo.owner());
+            return node.scripts().holdUntilExpiry(key, letGo.owner(), holdMillis);
         }, deadline);
     }
 
